@@ -1,0 +1,28 @@
+# Two commands do all the set-up on a fresh clone: `make test` and `make demo`.
+# Each creates .venv if missing, installs airfuse editable with its test extras (torch pinned),
+# obtains offline TorchAir once (into $AIRFUSE_CACHE_DIR, default ~/.cache/airfuse) and runs.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+INSTALLED := $(VENV)/.airfuse-installed
+
+.PHONY: test demo setup clean
+
+test: setup
+	$(PY) -m pytest -q tests
+
+demo: setup
+	$(PY) examples/demo.py
+
+setup: $(INSTALLED)
+	$(PY) -m airfuse.offline.fetch
+
+# Reinstalled only when the package metadata changes; pip finds torch==2.13.0 offline here.
+$(INSTALLED): setup.py pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	touch $@
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,152 @@
+"""capture_ge_graph: compile a function with TorchAir and return the GE graphs it built.
+
+The graphs are TorchAir's own: Dynamo traces ``fn``, TorchAir converts each FX graph into a GE
+graph (our converters emit the airfuse nodes) and dumps it. Nothing is loaded or executed as a
+GE graph: TorchAir's ``debug.run_eagerly`` makes the compiled function run its FX graph eagerly,
+so capture works the same on an NPU host and offline, and a backward graph can be built too.
+"""
+
+import collections
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from google.protobuf import text_format
+
+from .torchair_env import import_torchair
+
+
+@dataclass(frozen=True)
+class GeNode:
+    """One GE node: ``inputs`` are the producers' node names (data edges, in input order)."""
+
+    name: str
+    type: str
+    inputs: tuple
+    attrs: dict = field(hash=False)
+    output_names: tuple
+    output_dtypes: tuple
+
+
+class GeCapture:
+    """The GE graphs TorchAir built for one function, in the order it built them."""
+
+    def __init__(self, graphs, graph_breaks: int, outputs):
+        self.graphs = list(graphs)
+        self.graph_breaks = graph_breaks
+        self.outputs = outputs
+
+    def op_types(self) -> collections.Counter:
+        return collections.Counter(op.type for graph in self.graphs for op in graph.op)
+
+    def nodes(self, op_type: str) -> list:
+        return [_to_node(op) for graph in self.graphs for op in graph.op if op.type == op_type]
+
+    def to_pbtxt(self) -> str:
+        return "\n".join(f"# GE graph {graph.name}\n{text_format.MessageToString(graph)}" for graph in self.graphs)
+
+    def summary(self, node_types=lambda op_type: op_type.startswith("Airfuse")) -> dict:
+        """A stable digest for golden files: op-type counts, and a signature for each node whose
+        type ``node_types`` selects (producer types instead of generated node names)."""
+        signatures = []
+        for graph in self.graphs:
+            types_by_name = {op.name: op.type for op in graph.op}
+            for op in graph.op:
+                if node_types(op.type):
+                    node = _to_node(op)
+                    signatures.append(
+                        {
+                            "type": node.type,
+                            "inputs": [types_by_name.get(name, name) for name in node.inputs],
+                            "attrs": {k: v for k, v in sorted(node.attrs.items()) if not k.startswith("_")},
+                            "outputs": list(node.output_names),
+                            "output_dtypes": list(node.output_dtypes),
+                        }
+                    )
+        return {
+            "graphs": len(self.graphs),
+            "graph_breaks": self.graph_breaks,
+            "op_types": dict(sorted(self.op_types().items())),
+            "nodes": signatures,
+        }
+
+
+def capture_ge_graph(fn, *example_inputs, dynamic=False) -> GeCapture:
+    """Compile ``fn`` with TorchAir's NPU backend, call it once on ``example_inputs`` and return
+    every GE graph built. If outputs require grad, ones are back-propagated so the backward GE
+    graph is built too (``.grad`` of the inputs is left untouched)."""
+    torchair = import_torchair()
+    with tempfile.TemporaryDirectory(prefix="airfuse-capture-") as dump_dir:
+        config = torchair.CompilerConfig()
+        config.debug.run_eagerly = True
+        config.debug.graph_dump.type = "txt"
+        config.debug.graph_dump.path = dump_dir
+        backend = torchair.get_npu_backend(compiler_config=config)
+
+        torch._dynamo.reset()  # a cached compilation would build no graph
+        torch._dynamo.utils.counters.clear()
+        with warnings.catch_warnings():
+            # run_eagerly hands AOTAutograd the FX graph itself, which takes unboxed arguments.
+            warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning a function")
+            outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*example_inputs)
+            graph_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+            _build_backward(outputs, example_inputs)
+        graphs = [_read_dump(path) for path in sorted(Path(dump_dir).glob("*.txt"), key=_dump_order)]
+    torch._dynamo.reset()
+    return GeCapture(graphs, graph_breaks, outputs)
+
+
+def _build_backward(outputs, example_inputs):
+    flat = [t for t in torch.utils._pytree.tree_leaves(outputs) if isinstance(t, torch.Tensor) and t.requires_grad]
+    leaves = [t for t in torch.utils._pytree.tree_leaves(example_inputs) if isinstance(t, torch.Tensor) and t.requires_grad]
+    if flat and leaves:
+        torch.autograd.grad(flat, leaves, grad_outputs=[torch.ones_like(t) for t in flat], allow_unused=True)
+
+
+def _dump_order(path: Path):
+    # TorchAir names dumps <name>_rank_<r>_pid_<p>_ts_<UTC timestamp, microseconds>.txt
+    return path.stem.rsplit("_ts_", 1)[-1]
+
+
+def _read_dump(path: Path):
+    from torchair._ge_concrete_graph import ge_ir_pb2
+
+    return text_format.Parse(path.read_text(), ge_ir_pb2.GraphDef())
+
+
+def _to_node(op) -> GeNode:
+    data_inputs = [edge for edge in op.input if edge and not edge.endswith(":-1")]
+    return GeNode(
+        name=op.name,
+        type=op.type,
+        inputs=tuple(edge.rsplit(":", 1)[0] for edge in data_inputs),
+        attrs={name: _decode_attr(value) for name, value in op.attr.items()},
+        output_names=tuple(desc.name for desc in op.output_desc),
+        output_dtypes=tuple(_proto_dtype_name(desc.dtype) for desc in op.output_desc),
+    )
+
+
+def _proto_dtype_name(dtype: int) -> str:
+    from torchair._ge_concrete_graph import ge_ir_pb2
+
+    return ge_ir_pb2.DataType.Name(dtype)
+
+
+def _decode_attr(attr):
+    """A GE AttrDef as a Python value: str, int, float, bool, or a list of them."""
+    kind = attr.WhichOneof("value")
+    if kind == "s":
+        return attr.s.decode(errors="replace")
+    if kind in ("i", "f", "b", "type"):
+        return getattr(attr, kind)
+    if kind == "list":
+        for list_kind in ("s", "i", "f", "b", "type"):
+            values = list(getattr(attr.list, list_kind))
+            if values:
+                return [v.decode(errors="replace") if isinstance(v, bytes) else v for v in values]
+        return []
+    if kind == "t":
+        return f"<tensor {_proto_dtype_name(attr.t.desc.dtype)} {list(attr.t.desc.shape.dim)}>"
+    return f"<{kind}>"

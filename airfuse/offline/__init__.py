@@ -1,0 +1,5 @@
+"""Offline TorchAir: TorchAir's real Python code on a machine without an NPU or CANN.
+
+``fetch`` obtains TorchAir from the pinned torch_npu wheel; ``native_module`` stands in for the
+one native module TorchAir needs. ``airfuse.torchair_env`` decides when to use them.
+"""

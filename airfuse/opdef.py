@@ -1,0 +1,215 @@
+"""Op definitions: the one place that says what each airfuse op is.
+
+An ``OpDefinition`` holds the torch schema, the GE IR (type, inputs, outputs, attrs, in order) and
+the dtype combinations the IR supports. Everything else is derived from it or checked against it:
+the ``torch.library`` registration, the IR registry of offline TorchAir, the converters' checks,
+op_host's OpDef (checked by a test) and the tests themselves.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import torch
+
+NAMESPACE = "airfuse"
+IR_PREFIX = "Airfuse"
+
+REQUIRED, OPTIONAL, DYNAMIC = "required", "optional", "dynamic"
+BACKWARD_SUFFIX = "_backward"
+
+# GE attribute type (the ``torchair.ge.attr`` builder name) -> the VT tag GE reports for it.
+GE_ATTR_VT = {
+    "Float": "VT_FLOAT",
+    "Int": "VT_INT",
+    "Bool": "VT_BOOL",
+    "Str": "VT_STRING",
+    "ListInt": "VT_LIST_INT",
+}
+
+# Schema type each GE attribute type takes on the torch side.
+_SCHEMA_TYPE_OF_ATTR = {"Float": "float", "Int": "int", "Bool": "bool", "Str": "str", "ListInt": "List[int]"}
+
+# The IR's floating dtypes. CPU kernels also accept float64 in every floating slot (the reference
+# dtype, for gradcheck); the IR and the NPU kernels do not.
+IR_FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+REFERENCE_DTYPE = torch.float64
+
+
+def _camel(name: str) -> str:
+    return "".join(word.capitalize() for word in name.split("_"))
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+@dataclass(frozen=True)
+class IrParam:
+    """An IR input or output: its name and whether it is required, optional or dynamic."""
+
+    name: str
+    kind: str = REQUIRED
+
+
+@dataclass(frozen=True)
+class IrAttr:
+    """An IR attribute: its name, GE attr type (``torchair.ge.attr`` builder name) and default."""
+
+    name: str
+    ge_type: str
+    default: object
+
+    @property
+    def vt(self) -> str:
+        return GE_ATTR_VT[self.ge_type]
+
+
+@dataclass(frozen=True)
+class OpDefinition:
+    """One airfuse op. ``name`` is the snake_case base name used in every folder."""
+
+    name: str
+    schema: str
+    inputs: tuple[IrParam, ...]
+    outputs: tuple[IrParam, ...]
+    attrs: tuple[IrAttr, ...]
+    # One dict per supported combination, keyed by IR input and output names.
+    dtype_combos: tuple[dict, ...]
+    doc: str = ""
+    _schema_obj: torch._C.FunctionSchema = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        parsed = torch._C.parse_schema(f"{self.qualname}{self.schema}")
+        object.__setattr__(self, "_schema_obj", parsed)
+        self._check_schema_matches_ir(parsed)
+        self._check_dtype_combos()
+
+    @property
+    def qualname(self) -> str:
+        return f"{NAMESPACE}::{self.name}"
+
+    @property
+    def ir_base_name(self) -> str:
+        """snake_case name on the CANN side: a torch ``*_backward`` op is IR ``*Grad``, as in CANN."""
+        if self.name.endswith(BACKWARD_SUFFIX):
+            return self.name.removesuffix(BACKWARD_SUFFIX) + "_grad"
+        return self.name
+
+    @property
+    def ir_type(self) -> str:
+        return IR_PREFIX + _camel(self.ir_base_name)
+
+    @property
+    def aclnn_name(self) -> str:
+        return "aclnn" + self.ir_type
+
+    @property
+    def kernel_symbol(self) -> str:
+        return f"{NAMESPACE}_{self.ir_base_name}"
+
+    @property
+    def public_name(self) -> str:
+        """How errors name the op: the way users call it."""
+        return f"{NAMESPACE}.{self.name}"
+
+    @property
+    def tensor_args(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.inputs)
+
+    def ir_def(self):
+        """``get_registered_ir_def``'s answer for this IR: (status, inputs, outputs, attrs)."""
+        return (
+            "SUCCESS",
+            [(p.name, p.kind) for p in self.inputs],
+            [(p.name, p.kind) for p in self.outputs],
+            [(a.name, a.vt) for a in self.attrs],
+        )
+
+    def allowed_dtypes(self, name: str, chosen: dict, *, reference: bool) -> list[torch.dtype]:
+        """Dtypes ``name`` may take given the dtypes already ``chosen`` for other inputs."""
+        allowed = []
+        for combo in self.combos(reference=reference):
+            if all(combo[k] == v for k, v in chosen.items()) and combo[name] not in allowed:
+                allowed.append(combo[name])
+        return allowed
+
+    def combos(self, *, reference: bool) -> list[dict]:
+        combos = list(self.dtype_combos)
+        if reference:
+            combos.append({k: REFERENCE_DTYPE if v in IR_FLOAT_DTYPES else v for k, v in self.dtype_combos[0].items()})
+        return combos
+
+    def check_input_dtypes(self, tensors: dict, *, reference: bool = True) -> dict:
+        """Raise TypeError naming the op and argument unless the input dtypes are a supported
+        combination; return the matching combination (which also gives the output dtypes)."""
+        chosen = {}
+        for name in self.tensor_args:
+            dtype = tensors[name].dtype
+            allowed = self.allowed_dtypes(name, chosen, reference=reference)
+            given = "".join(f", {k}={dtype_name(v)}" for k, v in chosen.items())
+            torch._check_type(
+                dtype in allowed,
+                lambda: f"{self.public_name}: {name} has dtype {dtype_name(dtype)}{' with' + given[1:] if given else ''}; "
+                f"expected one of {', '.join(dtype_name(d) for d in allowed)}",
+            )
+            chosen[name] = dtype
+        return next(c for c in self.combos(reference=reference) if all(c[k] == v for k, v in chosen.items()))
+
+    def _check_schema_matches_ir(self, parsed: torch._C.FunctionSchema):
+        # Tensors first, then attrs, each in IR order and with IR names: TorchAir's positional
+        # custom_op form and its auto-converter both rely on this order.
+        args = parsed.arguments
+        expected = [p.name for p in self.inputs] + [a.name for a in self.attrs]
+        if [a.name for a in args] != expected:
+            raise AssertionError(f"{self.qualname}: schema arguments {[a.name for a in args]} != IR {expected}")
+        for arg in args[: len(self.inputs)]:
+            if "Tensor" not in str(arg.type):
+                raise AssertionError(f"{self.qualname}: IR input {arg.name} is not a Tensor in the schema")
+        for arg, attr in zip(args[len(self.inputs):], self.attrs):
+            if str(arg.type) != _SCHEMA_TYPE_OF_ATTR[attr.ge_type]:
+                raise AssertionError(f"{self.qualname}: attr {attr.name} is {arg.type} in the schema, IR says {attr.ge_type}")
+            if not _same_default(arg.default_value, attr.default):
+                raise AssertionError(f"{self.qualname}: attr {attr.name} default {arg.default_value} != IR {attr.default}")
+        if [r.name for r in parsed.returns] != [p.name for p in self.outputs]:
+            raise AssertionError(f"{self.qualname}: schema returns {[r.name for r in parsed.returns]} != IR outputs")
+
+    def _check_dtype_combos(self):
+        names = {p.name for p in self.inputs + self.outputs}
+        for combo in self.dtype_combos:
+            if set(combo) != names:
+                raise AssertionError(f"{self.qualname}: dtype combination {combo} does not name exactly {sorted(names)}")
+
+
+def _same_default(schema_default, ir_default) -> bool:
+    if isinstance(ir_default, float):
+        return schema_default is not None and math.isclose(schema_default, ir_default, rel_tol=1e-12)
+    return schema_default == ir_default
+
+
+def check_attr_float(op: OpDefinition, name: str, value, *, minimum: float = 0.0):
+    """Attrs such as epsilon: a finite real number >= ``minimum`` (NaN and inf are refused)."""
+    torch._check_type(
+        isinstance(value, (int, float)) and not isinstance(value, bool),
+        lambda: f"{op.public_name}: {name} must be a float, got {type(value).__name__}",
+    )
+    torch._check_value(
+        math.isfinite(value) and value >= minimum,
+        lambda: f"{op.public_name}: {name} must be a finite number >= {minimum}, got {value}",
+    )
+
+
+def check_same_device(op: OpDefinition, tensors: dict):
+    first_name, first = next(iter(tensors.items()))
+    for name, tensor in tensors.items():
+        torch._check(
+            tensor.device == first.device,
+            lambda: f"{op.public_name}: {name} is on {tensor.device} but {first_name} is on {first.device}",
+        )
+
+
+def check_not_empty(op: OpDefinition, tensors: dict):
+    for name, tensor in tensors.items():
+        torch._check(tensor.numel() != 0, lambda: f"{op.public_name}: {name} is empty (shape {list(tensor.shape)})")
+

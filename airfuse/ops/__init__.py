@@ -1,0 +1,9 @@
+"""airfuse ops, one module per op: definition, input checks, CPU kernel, autograd.
+
+Importing a module defines its ops as ``torch.ops.airfuse.*``.
+"""
+
+from .rms_norm import RMS_NORM, RMS_NORM_BACKWARD
+
+ALL_OPS = {op.name: op for op in (RMS_NORM, RMS_NORM_BACKWARD)}
+OPS_BY_IR_TYPE = {op.ir_type: op for op in ALL_OPS.values()}

@@ -1,0 +1,68 @@
+"""Import TorchAir: natively on an NPU host, otherwise offline (``airfuse.offline``).
+
+The stand-in native module is installed only when no NPU environment exists: if torch_npu or a
+``torchair`` package is installed, TorchAir is imported untouched and its errors are the user's.
+"""
+
+import importlib
+import importlib.util
+import sys
+import warnings
+
+from .offline import fetch, native_module
+
+_state = {"torchair": None, "offline": False}
+
+
+def native_torchair_available() -> bool:
+    return any(importlib.util.find_spec(name) is not None for name in ("torch_npu", "torchair"))
+
+
+def is_offline() -> bool:
+    """True once TorchAir was imported offline, with airfuse's stand-in native module."""
+    return _state["offline"]
+
+
+def import_torchair():
+    """Return the ``torchair`` module, importing it (natively or offline) on first use, and
+    register airfuse's converters with it."""
+    if _state["torchair"] is None:
+        if "torchair" in sys.modules or native_torchair_available():
+            torchair = _import_native()
+        else:
+            torchair = _import_offline()
+        from airfuse import converters
+
+        converters.register_all()
+        _state["torchair"] = torchair
+    return _state["torchair"]
+
+
+def _import_native():
+    if importlib.util.find_spec("torch_npu") is not None:
+        importlib.import_module("torch_npu")  # it sets up the ``torchair`` package it ships
+    return importlib.import_module("torchair")
+
+
+def _import_offline():
+    if not fetch.is_fetched():
+        raise RuntimeError(
+            "airfuse: TorchAir is not installed (no NPU environment) and offline TorchAir is not in the "
+            f"cache {fetch.torchair_root()}. Run `python -m airfuse.offline.fetch` once (or `make test`), "
+            f"or set {fetch.CACHE_ENV} to a cache that has it."
+        )
+    sys.modules[native_module.MODULE_NAME] = native_module.build()
+    sys.path.insert(0, str(fetch.torchair_root()))
+    with warnings.catch_warnings():
+        # TorchAir registers converters for torch_npu's own ops; without torch_npu each one warns
+        # that it could not be imported. Those ops cannot occur here, so the warnings are noise.
+        warnings.filterwarnings("ignore", message=r"(?s).*torch_npu|.*npu_", category=UserWarning)
+        torchair = importlib.import_module("torchair")
+    _state["offline"] = True
+    return torchair
+
+
+def get_npu_backend(compiler_config=None):
+    """TorchAir's NPU backend for ``torch.compile`` (offline TorchAir where there is no NPU)."""
+    torchair = import_torchair()
+    return torchair.get_npu_backend(compiler_config=compiler_config)

@@ -1,0 +1,53 @@
+"""Emit one airfuse GE IR node from a converter, checked against the op definition.
+
+Every converter goes through ``emit_ir``: input and attr names must be the IR's, in IR order;
+attrs must be compile-time constants (a symbolic value arrives as a graph tensor and cannot be a
+GE attr); input dtypes must be a combination the IR supports (CPU-only float64 is refused here).
+"""
+
+import torch
+from torchair import ge
+
+from airfuse.opdef import OpDefinition
+
+_GE_TO_TORCH_DTYPE = {
+    ge.DataType.DT_FLOAT: torch.float32,
+    ge.DataType.DT_FLOAT16: torch.float16,
+    ge.DataType.DT_BF16: torch.bfloat16,
+    ge.DataType.DT_DOUBLE: torch.float64,
+    ge.DataType.DT_INT8: torch.int8,
+    ge.DataType.DT_UINT8: torch.uint8,
+    ge.DataType.DT_INT16: torch.int16,
+    ge.DataType.DT_INT32: torch.int32,
+    ge.DataType.DT_INT64: torch.int64,
+    ge.DataType.DT_BOOL: torch.bool,
+}
+
+
+class _DtypeOnly:
+    """What ``OpDefinition.check_input_dtypes`` reads of a tensor."""
+
+    def __init__(self, tensor, op, name):
+        self.dtype = _GE_TO_TORCH_DTYPE.get(tensor.dtype)
+        if self.dtype is None:
+            raise TypeError(f"{op.ir_type}: input {name} has GE dtype {tensor.dtype}, which airfuse IRs do not take")
+
+
+def emit_ir(op: OpDefinition, *, inputs: dict, attrs: dict):
+    """Add ``op.ir_type`` to the current GE graph; return its outputs (a tuple if several)."""
+    if list(inputs) != [p.name for p in op.inputs]:
+        raise AssertionError(f"{op.ir_type}: converter passes inputs {list(inputs)}, IR has {[p.name for p in op.inputs]}")
+    if list(attrs) != [a.name for a in op.attrs]:
+        raise AssertionError(f"{op.ir_type}: converter passes attrs {list(attrs)}, IR has {[a.name for a in op.attrs]}")
+    for name, value in attrs.items():
+        if isinstance(value, ge.Tensor):
+            raise TypeError(
+                f"{op.ir_type}: attr {name} of {op.public_name} must be a constant at compile time, but it is "
+                "symbolic here (a graph tensor); pass it as a Python constant or mark it static"
+            )
+    try:
+        op.check_input_dtypes({n: _DtypeOnly(t, op, n) for n, t in inputs.items()}, reference=False)
+    except TypeError as error:
+        raise TypeError(f"{op.ir_type} (GE IR) cannot express this call: {error}") from None
+    ge_attrs = {a.name: getattr(ge.attr, a.ge_type)(attrs[a.name]) for a in op.attrs}
+    return ge.custom_op(op.ir_type, inputs=inputs, outputs=[p.name for p in op.outputs], attrs=ge_attrs)

@@ -1,0 +1,6 @@
+"""Fake-tensor (meta) implementations, one module per op; importing registers them.
+
+Installed as ``airfuse.meta`` (setup.py maps this top-level folder into the package).
+"""
+
+from . import rms_norm  # noqa: F401

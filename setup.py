@@ -1,0 +1,19 @@
+"""airfuse's Python package.
+
+The top-level folders ``meta/`` and ``converters/`` (fixed by the repository layout) are mapped
+into the package as ``airfuse.meta`` and ``airfuse.converters``.
+"""
+
+from setuptools import setup
+
+setup(
+    name="airfuse",
+    version="0.1.0",
+    description="Fused LLM operators for Ascend NPUs: CANN custom ops, torch.library ops, TorchAir converters",
+    python_requires=">=3.11",
+    packages=["airfuse", "airfuse.ops", "airfuse.offline", "airfuse.meta", "airfuse.converters"],
+    package_dir={"airfuse": "airfuse", "airfuse.meta": "meta", "airfuse.converters": "converters"},
+    # torch is pinned to the release whose torch_npu wheel provides the pinned TorchAir.
+    install_requires=["torch==2.13.0", "numpy", "protobuf>=3.13", "packaging"],
+    extras_require={"test": ["pytest"]},
+)
