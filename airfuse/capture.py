@@ -20,7 +20,9 @@ from .torchair_env import import_torchair
 
 @dataclass(frozen=True)
 class GeNode:
-    """One GE node: ``inputs`` are the producers' node names (data edges, in input order)."""
+    """One GE node: ``inputs`` are the producers' node names (data edges, in input order);
+    ``output_shapes`` are the output descs' dims as TorchAir set them (-1 for a symbolic dim,
+    empty where GE infers the shape)."""
 
     name: str
     type: str
@@ -28,6 +30,7 @@ class GeNode:
     attrs: dict = field(hash=False)
     output_names: tuple
     output_dtypes: tuple
+    output_shapes: tuple
 
 
 class GeCapture:
@@ -75,8 +78,9 @@ class GeCapture:
 
 def capture_ge_graph(fn, *example_inputs, dynamic=False) -> GeCapture:
     """Compile ``fn`` with TorchAir's NPU backend, call it once on ``example_inputs`` and return
-    every GE graph built. If outputs require grad, ones are back-propagated so the backward GE
-    graph is built too (``.grad`` of the inputs is left untouched)."""
+    every GE graph built. If outputs require grad, ones are back-propagated to the example inputs
+    and, when ``fn`` is an ``nn.Module``, its parameters, so the backward GE graph is built too;
+    their ``.grad`` is left untouched."""
     torchair = import_torchair()
     with tempfile.TemporaryDirectory(prefix="airfuse-capture-") as dump_dir:
         config = torchair.CompilerConfig()
@@ -92,15 +96,20 @@ def capture_ge_graph(fn, *example_inputs, dynamic=False) -> GeCapture:
             warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning a function")
             outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*example_inputs)
             graph_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
-            _build_backward(outputs, example_inputs)
+            _build_backward(outputs, example_inputs, fn)
         graphs = [_read_dump(path) for path in sorted(Path(dump_dir).glob("*.txt"), key=_dump_order)]
     torch._dynamo.reset()
     return GeCapture(graphs, graph_breaks, outputs)
 
 
-def _build_backward(outputs, example_inputs):
-    flat = [t for t in torch.utils._pytree.tree_leaves(outputs) if isinstance(t, torch.Tensor) and t.requires_grad]
-    leaves = [t for t in torch.utils._pytree.tree_leaves(example_inputs) if isinstance(t, torch.Tensor) and t.requires_grad]
+def _requiring_grad(tree):
+    return [t for t in torch.utils._pytree.tree_leaves(tree) if isinstance(t, torch.Tensor) and t.requires_grad]
+
+
+def _build_backward(outputs, example_inputs, fn):
+    flat = _requiring_grad(outputs)
+    parameters = list(fn.parameters()) if isinstance(fn, torch.nn.Module) else []
+    leaves = _requiring_grad(example_inputs) + _requiring_grad(parameters)
     if flat and leaves:
         torch.autograd.grad(flat, leaves, grad_outputs=[torch.ones_like(t) for t in flat], allow_unused=True)
 
@@ -125,6 +134,7 @@ def _to_node(op) -> GeNode:
         attrs={name: _decode_attr(value) for name, value in op.attr.items()},
         output_names=tuple(desc.name for desc in op.output_desc),
         output_dtypes=tuple(_proto_dtype_name(desc.dtype) for desc in op.output_desc),
+        output_shapes=tuple(tuple(desc.shape.dim) for desc in op.output_desc),
     )
 
 

@@ -3,7 +3,8 @@
 Importing a module defines its ops as ``torch.ops.airfuse.*``.
 """
 
+from .add import ADD
 from .rms_norm import RMS_NORM, RMS_NORM_BACKWARD
 
-ALL_OPS = {op.name: op for op in (RMS_NORM, RMS_NORM_BACKWARD)}
+ALL_OPS = {op.name: op for op in (RMS_NORM, RMS_NORM_BACKWARD, ADD)}
 OPS_BY_IR_TYPE = {op.ir_type: op for op in ALL_OPS.values()}

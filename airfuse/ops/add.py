@@ -1,0 +1,47 @@
+"""Elementwise add of two same-shape tensors: definition, input checks, CPU kernel, autograd.
+
+No broadcasting: the NPU kernel streams both inputs once, so shapes must match exactly.
+Half and bfloat16 are added in float32 and rounded once, as the NPU kernel does.
+"""
+
+import torch
+
+from .._library import define
+from ..opdef import IR_FLOAT_DTYPES, REFERENCE_DTYPE, IrParam, OpDefinition, check_not_empty, check_same_device
+
+ADD = OpDefinition(
+    name="add",
+    schema="(Tensor x, Tensor y) -> Tensor z",
+    inputs=(IrParam("x"), IrParam("y")),
+    outputs=(IrParam("z"),),
+    attrs=(),
+    dtype_combos=tuple({"x": dt, "y": dt, "z": dt} for dt in IR_FLOAT_DTYPES),
+    doc="z = x + y for tensors of the same shape and dtype.",
+)
+
+
+def check_add(x, y) -> dict:
+    combo = ADD.check_input_dtypes({"x": x, "y": y})
+    check_same_device(ADD, {"x": x, "y": y})
+    torch._check(
+        x.shape == y.shape,
+        lambda: f"{ADD.public_name}: y must have x's shape {list(x.shape)}, got {list(y.shape)} (no broadcasting)",
+    )
+    check_not_empty(ADD, {"x": x})
+    return combo
+
+
+def add_cpu(x, y):
+    combo = check_add(x, y)
+    acc = REFERENCE_DTYPE if x.dtype == REFERENCE_DTYPE else torch.float32
+    return (x.contiguous().to(acc) + y.contiguous().to(acc)).to(combo["z"])
+
+
+define(ADD, add_cpu)
+
+
+def _backward(ctx, dz):
+    return dz, dz
+
+
+torch.library.register_autograd(ADD.qualname, _backward)

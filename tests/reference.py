@@ -1,0 +1,26 @@
+"""Float64 references written independently of airfuse's kernels, and per-dtype tolerances."""
+
+import torch
+
+# Outputs are rounded once to their dtype; these bound that rounding plus float32 accumulation.
+TOLERANCES = {
+    torch.float32: dict(atol=1e-5, rtol=1e-5),
+    torch.float16: dict(atol=2e-3, rtol=2e-3),
+    torch.bfloat16: dict(atol=1.6e-2, rtol=1.6e-2),
+    torch.float64: dict(atol=1e-12, rtol=1e-12),
+}
+IR_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+def rms_norm_reference(x, gamma, epsilon):
+    x64, g64 = x.double(), gamma.double()
+    rstd = 1.0 / torch.sqrt((x64 * x64).mean(-1, keepdim=True) + epsilon)
+    return x64 * rstd * g64, rstd
+
+
+def rms_norm_grads_reference(dy, x, gamma, epsilon):
+    x64 = x.detach().double().requires_grad_()
+    g64 = gamma.detach().double().requires_grad_()
+    y, _ = rms_norm_reference(x64, g64, epsilon)
+    y.backward(dy.double())
+    return x64.grad, g64.grad
