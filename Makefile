@@ -16,7 +16,7 @@ demo: setup
 	$(PY) examples/demo.py
 
 setup: $(INSTALLED)
-	$(PY) -m airfuse.offline.fetch
+	$(PY) -m airfuse.offline
 
 # Reinstalled only when the package metadata changes; pip finds torch==2.13.0 offline here.
 $(INSTALLED): setup.py pyproject.toml

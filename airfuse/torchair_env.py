@@ -48,7 +48,7 @@ def _import_offline():
     if not fetch.is_fetched():
         raise RuntimeError(
             "airfuse: TorchAir is not installed (no NPU environment) and offline TorchAir is not in the "
-            f"cache {fetch.torchair_root()}. Run `python -m airfuse.offline.fetch` once (or `make test`), "
+            f"cache {fetch.torchair_root()}. Run `python -m airfuse.offline` once (or `make test`), "
             f"or set {fetch.CACHE_ENV} to a cache that has it."
         )
     sys.modules[native_module.MODULE_NAME] = native_module.build()

@@ -5,7 +5,7 @@ TorchAir ships inside the torch_npu wheel. Installing that wheel on a machine wi
 sha256, and only ``torch_npu/dynamo/torchair/**.py`` is extracted into a cache outside the
 repository. Nothing of TorchAir is committed to airfuse.
 
-    python -m airfuse.offline.fetch        # once per machine; later runs download nothing
+    python -m airfuse.offline        # once per machine; later runs download nothing
 """
 
 import hashlib
@@ -86,7 +86,3 @@ def _extract_torchair(wheel: Path, staging: Path):
             target = staging / "torchair" / name[len(_TORCHAIR_IN_WHEEL):]
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(archive.read(name))
-
-
-if __name__ == "__main__":
-    print(f"offline TorchAir {TORCH_NPU_VERSION}: {fetch()}")
