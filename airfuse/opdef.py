@@ -167,7 +167,7 @@ class OpDefinition:
         for arg in args[: len(self.inputs)]:
             if "Tensor" not in str(arg.type):
                 raise AssertionError(f"{self.qualname}: IR input {arg.name} is not a Tensor in the schema")
-        for arg, attr in zip(args[len(self.inputs):], self.attrs):
+        for arg, attr in zip(args[len(self.inputs):], self.attrs, strict=True):
             if str(arg.type) != _SCHEMA_TYPE_OF_ATTR[attr.ge_type]:
                 raise AssertionError(f"{self.qualname}: attr {attr.name} is {arg.type} in the schema, IR says {attr.ge_type}")
             if not _same_default(arg.default_value, attr.default):

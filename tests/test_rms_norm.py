@@ -107,7 +107,7 @@ def test_compiled_forward_and_backward_equal_eager(backend, dtype):
         out = fn(xi, gi)
         out.backward(torch.ones_like(out))
         results.append((out, xi.grad, gi.grad))
-    for eager, compiled in zip(*results):
+    for eager, compiled in zip(*results, strict=True):
         torch.testing.assert_close(compiled, eager, **TOLERANCES[dtype])
 
 

@@ -2,8 +2,9 @@
 
 It is installed only where no NPU environment exists (see ``airfuse.torchair_env``). It answers
 what TorchAir asks on the way from an FX graph to a GE graph: IR definitions come from airfuse's
-op definitions, and unknown IR types fail as CANN would. Loaded GE graphs are kept (parsed), and
-what needs a real Ascend toolchain is refused with a message saying so.
+op definitions, and unknown IR types fail as CANN would. Loaded GE graphs run on the CPU
+(``airfuse.offline.ge_executor``), and what needs a real Ascend toolchain is refused with a
+message saying so.
 """
 
 import types
@@ -53,7 +54,7 @@ class TorchNpuGraphBase:
         self.input_placements = None
         self.output_dtypes = None
         self.hint_shapes = None
-        self.compiled = False
+        self.executor = None
 
     def load(self, serialized_model, options, input_placements, output_dtypes, executor_type):
         from torchair._ge_concrete_graph import ge_ir_pb2
@@ -64,6 +65,7 @@ class TorchNpuGraphBase:
         self.options = dict(options)
         self.input_placements = list(input_placements)
         self.output_dtypes = list(output_dtypes)
+        self.executor = None
 
     @property
     def graph(self):
@@ -76,17 +78,19 @@ class TorchNpuGraphBase:
         self.hint_shapes = ([list(s) for s in inputs_shape], [list(s) for s in outputs_shape])
 
     def compile(self):
-        self.graph  # noqa: B018
-        self.compiled = True
+        # Building the executor refuses, before anything runs, op types it cannot execute.
+        from .ge_executor import GeExecutor
+
+        self.executor = GeExecutor(self.graph)
 
     def auto_tune(self, args):
         raise RuntimeError(f"GE graph {self.name!r}: AOE auto-tuning {_NO_NPU}")
 
     def run(self, args):
-        raise RuntimeError(
-            f"GE graph {self.name!r}: executing GE graphs on the CPU is not implemented yet in airfuse's "
-            "offline TorchAir. Use airfuse.capture_ge_graph() to inspect the graph, or run on an NPU."
-        )
+        inputs, assigned_outputs, _stream = args  # the stream is an NPU notion; the CPU runs in order
+        if self.executor is None:
+            raise RuntimeError(f"GE graph {self.name!r}: run() before compile()")
+        return self.executor.run(list(inputs), list(assigned_outputs or ()), self.output_dtypes)
 
 
 def _refuse(what):
