@@ -9,11 +9,17 @@ INSTALLED := $(VENV)/.airfuse-installed
 
 .PHONY: test demo setup clean
 
-test: setup
+test: setup twin
 	$(PY) -m pytest -q tests
 
 demo: setup
 	$(PY) examples/demo.py
+
+# The CPU twin of the Ascend C kernels (build/libairfuse_twin.so); incremental after the first run.
+.PHONY: twin
+twin:
+	@test -f build/CMakeCache.txt || cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+	@cmake --build build -j2
 
 setup: $(INSTALLED)
 	$(PY) -m airfuse.offline

@@ -1,0 +1,171 @@
+"""Run airfuse's Ascend C kernels on torch CPU tensors through the CPU twin.
+
+The twin (``twin/``) is a g++ implementation of the Ascend C API subset the kernels in
+``kernels/`` use; it enforces the hardware's rules (UB capacity, 32-byte rules, GM bounds,
+queue discipline, no bf16 arithmetic) and counts GM bytes. ``make twin`` builds it into
+``build/libairfuse_twin.so``. Each launch takes its tiling from the shared op_host tiling core,
+then runs every block index of block_dim; a broken rule raises :class:`TwinError`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .ops import ALL_OPS
+
+DEFAULT_LIB = Path(__file__).resolve().parent.parent / "build" / "libairfuse_twin.so"
+DEFAULT_CHIP = "Ascend910B2"
+
+# ge::DataType codes, as op_host's tiling core takes them.
+GE_DTYPE = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 27}
+_ERR_LEN = 1024
+
+
+class TwinError(RuntimeError):
+    """A kernel broke a hardware rule on the twin, or the tiling refused the shape."""
+
+
+@dataclass
+class Launch:
+    outputs: tuple
+    block_dim: int
+    bytes_read: int
+    bytes_written: int
+    workspace_bytes: int
+
+
+@functools.cache
+def library() -> ctypes.CDLL:
+    if not DEFAULT_LIB.exists():
+        raise TwinError(f"twin library {DEFAULT_LIB} not found; build it with `make twin`")
+    lib = ctypes.CDLL(str(DEFAULT_LIB))
+    u32, u64, i32, p = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32, ctypes.c_void_p
+    lib.twin_launch.argtypes = [p, ctypes.c_char_p, ctypes.c_char_p, u32, ctypes.c_int, ctypes.POINTER(p),
+                                ctypes.POINTER(u64), ctypes.POINTER(ctypes.c_char_p), ctypes.c_int,
+                                ctypes.POINTER(u64), ctypes.POINTER(u64), ctypes.c_char_p, ctypes.c_int]
+    tail = [p, ctypes.POINTER(u32), ctypes.POINTER(u64), ctypes.c_char_p, ctypes.c_int]
+    lib.twin_tiling_rms_norm.argtypes = [ctypes.c_char_p, u64, u32, i32, i32, ctypes.c_float, u32, *tail]
+    lib.twin_tiling_rms_norm_grad.argtypes = [ctypes.c_char_p, u64, u32, i32, i32, u32, *tail]
+    lib.twin_tiling_add.argtypes = [ctypes.c_char_p, u64, i32, u32, *tail]
+    lib.twin_tiling_size.argtypes = [ctypes.c_char_p]
+    lib.twin_tiling_size.restype = u32
+    return lib
+
+
+@dataclass
+class Tiling:
+    data: ctypes.Array
+    block_dim: int
+    workspace_bytes: int
+
+
+def tiling(kind: str, chip: str, *args) -> Tiling:
+    """The op_host tiling core's answer for op ``kind`` (rms_norm, rms_norm_grad, add)."""
+    lib = library()
+    data = ctypes.create_string_buffer(lib.twin_tiling_size(kind.encode()))
+    block_dim, workspace = ctypes.c_uint32(), ctypes.c_uint64()
+    err = ctypes.create_string_buffer(_ERR_LEN)
+    fn = getattr(lib, f"twin_tiling_{kind}")
+    if fn(chip.encode(), *args, data, ctypes.byref(block_dim), ctypes.byref(workspace), err, _ERR_LEN):
+        raise TwinError(err.value.decode())
+    return Tiling(data, block_dim.value, workspace.value)
+
+
+def _dtype_suffix(*dtypes) -> str:
+    return "_".join(str(d).removeprefix("torch.") for d in dtypes)
+
+
+def launch(symbol: str, gm: list[tuple[str, torch.Tensor | None]], tile: Tiling, *, chip: str = DEFAULT_CHIP,
+           count_only: bool = False, fn_lib: ctypes.CDLL | None = None) -> tuple[int, int]:
+    """Run kernel ``symbol`` over every block of ``tile.block_dim``; ``gm`` are its GM parameters
+    in order (name, tensor or None) without the tiling, which is appended. Returns (read, written) bytes."""
+    lib = library()
+    try:
+        fn = ctypes.cast(getattr(fn_lib or lib, symbol), ctypes.c_void_p)
+    except AttributeError:
+        raise TwinError(f"the twin has no kernel {symbol}") from None
+    names = [n for n, _ in gm] + ["tiling"]
+    ptrs = [t.data_ptr() if t is not None and t.numel() else None for _, t in gm] + [ctypes.addressof(tile.data)]
+    sizes = [t.numel() * t.element_size() if t is not None else 0 for _, t in gm] + [ctypes.sizeof(tile.data)]
+    n = len(names)
+    read, written = ctypes.c_uint64(), ctypes.c_uint64()
+    err = ctypes.create_string_buffer(_ERR_LEN)
+    rc = lib.twin_launch(fn, symbol.encode(), chip.encode(), tile.block_dim, n, (ctypes.c_void_p * n)(*ptrs),
+                         (ctypes.c_uint64 * n)(*sizes), (ctypes.c_char_p * n)(*[s.encode() for s in names]),
+                         int(count_only), ctypes.byref(read), ctypes.byref(written), err, _ERR_LEN)
+    if rc:
+        raise TwinError(err.value.decode())
+    return read.value, written.value
+
+
+def _contiguous(op, tensors: dict):
+    for name, t in tensors.items():
+        torch._check(t.device.type == "cpu", lambda: f"{op.public_name}: {name} must be a CPU tensor for the twin")
+    return {k: v.contiguous() for k, v in tensors.items()}
+
+
+def _empty(shape, dtype):
+    # Outputs are left uninitialised: count-only runs never touch them, so big shapes cost no memory.
+    return torch.empty(shape, dtype=dtype)
+
+
+def _workspace(nbytes: int):
+    return torch.empty(nbytes, dtype=torch.uint8) if nbytes else None
+
+
+def rms_norm(x, gamma, epsilon=1e-6, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.rms_norm import check_rms_norm
+
+    op = ALL_OPS["rms_norm"]
+    check_rms_norm(x, gamma, epsilon)
+    combo = op.check_input_dtypes({"x": x, "gamma": gamma}, reference=False)
+    t = _contiguous(op, {"x": x, "gamma": gamma})
+    rows, cols = math.prod(x.shape[:-1]), x.shape[-1]
+    tile = tiling("rms_norm", chip, rows, cols, GE_DTYPE[x.dtype], GE_DTYPE[gamma.dtype], epsilon, block_dim)
+    y = _empty(x.shape, combo["y"])
+    rstd = _empty((*x.shape[:-1], 1), combo["rstd"])
+    ws = _workspace(tile.workspace_bytes)
+    symbol = f"{op.kernel_symbol}__{_dtype_suffix(x.dtype, gamma.dtype)}"
+    gm = [("x", t["x"]), ("gamma", t["gamma"]), ("y", y), ("rstd", rstd), ("workspace", ws)]
+    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch((y, rstd), tile.block_dim, read, written, tile.workspace_bytes)
+
+
+def rms_norm_backward(dy, x, rstd, gamma, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.rms_norm import check_rms_norm_backward
+
+    op = ALL_OPS["rms_norm_backward"]
+    check_rms_norm_backward(dy, x, rstd, gamma)
+    combo = op.check_input_dtypes({"dy": dy, "x": x, "rstd": rstd, "gamma": gamma}, reference=False)
+    t = _contiguous(op, {"dy": dy, "x": x, "rstd": rstd, "gamma": gamma})
+    rows, cols = math.prod(x.shape[:-1]), x.shape[-1]
+    tile = tiling("rms_norm_grad", chip, rows, cols, GE_DTYPE[x.dtype], GE_DTYPE[gamma.dtype], block_dim)
+    dx = _empty(x.shape, combo["dx"])
+    dgamma = _empty(gamma.shape, combo["dgamma"])
+    ws = _workspace(tile.workspace_bytes)
+    symbol = f"{op.kernel_symbol}__{_dtype_suffix(x.dtype, gamma.dtype)}"
+    gm = [("dy", t["dy"]), ("x", t["x"]), ("rstd", t["rstd"]), ("gamma", t["gamma"]), ("dx", dx), ("dgamma", dgamma),
+          ("workspace", ws)]
+    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch((dx, dgamma), tile.block_dim, read, written, tile.workspace_bytes)
+
+
+def add(x, y, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.add import check_add
+
+    op = ALL_OPS["add"]
+    check_add(x, y)
+    combo = op.check_input_dtypes({"x": x, "y": y}, reference=False)
+    t = _contiguous(op, {"x": x, "y": y})
+    tile = tiling("add", chip, x.numel(), GE_DTYPE[x.dtype], block_dim)
+    z = _empty(x.shape, combo["z"])
+    symbol = f"{op.kernel_symbol}__{_dtype_suffix(x.dtype)}"
+    gm = [("x", t["x"]), ("y", t["y"]), ("z", z), ("workspace", _workspace(tile.workspace_bytes))]
+    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch((z,), tile.block_dim, read, written, tile.workspace_bytes)

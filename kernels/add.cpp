@@ -1,0 +1,95 @@
+// AirfuseAdd: z = x + y elementwise (same shape and dtype), computed in float32.
+// The flat tensor is split over cores in 128-element-aligned ranges, then tiled through
+// double-buffered queues; the last tile of a core may be unaligned (DataCopyPad).
+#include "common.h"
+#include "add_tiling.h"
+
+using namespace AscendC;
+using namespace airfuse_kernel;
+
+namespace {
+
+template <typename T> class AddKernel {
+public:
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR z, const AirfuseAddTilingData& t) {
+        t_ = t;
+        uint64_t start = uint64_t(GetBlockIdx()) * t.elemsPerCore;
+        count_ = start >= t.totalElems ? 0 : (t.totalElems - start < t.elemsPerCore ? t.totalElems - start : t.elemsPerCore);
+        if (count_ == 0) return;  // a forced block_dim may leave the last cores idle
+        xGm_.SetGlobalBuffer((__gm__ T*)x + start, count_);
+        yGm_.SetGlobalBuffer((__gm__ T*)y + start, count_);
+        zGm_.SetGlobalBuffer((__gm__ T*)z + start, count_);
+        pipe_.InitBuffer(xQue_, t.bufferNum, t.tileElems * sizeof(T));
+        pipe_.InitBuffer(yQue_, t.bufferNum, t.tileElems * sizeof(T));
+        pipe_.InitBuffer(zQue_, t.bufferNum, t.tileElems * sizeof(T));
+        if constexpr (!kIsFloat<T>) {
+            pipe_.InitBuffer(wx_, t.tileElems * sizeof(float));
+            pipe_.InitBuffer(wy_, t.tileElems * sizeof(float));
+        }
+    }
+
+    __aicore__ inline void Process() {
+        for (uint64_t done = 0; done < count_; done += t_.tileElems) {
+            uint32_t n = uint32_t(count_ - done < t_.tileElems ? count_ - done : t_.tileElems);
+            CopyIn(done, n);
+            Compute(n);
+            CopyOut(done, n);
+        }
+    }
+
+private:
+    __aicore__ inline void CopyIn(uint64_t off, uint32_t n) {
+        LocalTensor<T> x = xQue_.AllocTensor<T>();
+        LocalTensor<T> y = yQue_.AllocTensor<T>();
+        DataCopyPad(x, xGm_[off], Rows(1, n * sizeof(T)), DataCopyPadExtParams<T>());
+        DataCopyPad(y, yGm_[off], Rows(1, n * sizeof(T)), DataCopyPadExtParams<T>());
+        xQue_.EnQue(x);
+        yQue_.EnQue(y);
+    }
+
+    __aicore__ inline void Compute(uint32_t n) {
+        LocalTensor<T> x = xQue_.DeQue<T>();
+        LocalTensor<T> y = yQue_.DeQue<T>();
+        LocalTensor<T> z = zQue_.AllocTensor<T>();
+        if constexpr (kIsFloat<T>) {
+            Add(z, x, y, n);
+        } else {
+            LocalTensor<float> xf = AsFloat(x, wx_.Get<float>(), n);
+            LocalTensor<float> yf = AsFloat(y, wy_.Get<float>(), n);
+            Add(xf, xf, yf, n);
+            PipeBarrier<PIPE_V>();
+            FromFloat(z, xf, n);
+        }
+        xQue_.FreeTensor(x);
+        yQue_.FreeTensor(y);
+        zQue_.EnQue(z);
+    }
+
+    __aicore__ inline void CopyOut(uint64_t off, uint32_t n) {
+        LocalTensor<T> z = zQue_.DeQue<T>();
+        DataCopyPad(zGm_[off], z, Rows(1, n * sizeof(T)));
+        zQue_.FreeTensor(z);
+    }
+
+    AirfuseAddTilingData t_;
+    uint64_t count_ = 0;
+    TPipe pipe_;
+    TQue<QuePosition::VECIN, 1> xQue_;
+    TQue<QuePosition::VECIN, 1> yQue_;
+    TQue<QuePosition::VECOUT, 1> zQue_;
+    TBuf<TPosition::VECCALC> wx_;
+    TBuf<TPosition::VECCALC> wy_;
+    GlobalTensor<T> xGm_;
+    GlobalTensor<T> yGm_;
+    GlobalTensor<T> zGm_;
+};
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void airfuse_add(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR workspace, GM_ADDR tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    GET_TILING_DATA_WITH_STRUCT(AirfuseAddTilingData, t, tiling);
+    AddKernel<DTYPE_X> op;
+    op.Init(x, y, z, t);
+    op.Process();
+}

@@ -1,0 +1,60 @@
+// Helpers shared by airfuse's kernels: float views of half/bf16 data and the row partition.
+#pragma once
+#include "kernel_operator.h"
+
+namespace airfuse_kernel {
+using namespace AscendC;
+
+constexpr int32_t kEventId = 0;
+
+template <typename T> constexpr bool kIsFloat = IsSameType<T, float>::value;
+
+// src as float: float data is used in place; half/bf16 is cast into `work` (no bf16 arithmetic).
+template <typename T>
+__aicore__ inline LocalTensor<float> AsFloat(const LocalTensor<T>& src, const LocalTensor<float>& work, uint32_t n) {
+    if constexpr (kIsFloat<T>) {
+        return src;
+    } else {
+        Cast(work, src, RoundMode::CAST_NONE, n);
+        PipeBarrier<PIPE_V>();
+        return work;
+    }
+}
+
+// float -> T: CAST_RINT is the only legal mode for bf16 on A2; CAST_NONE (RINT) for half.
+template <typename T> __aicore__ inline void FromFloat(const LocalTensor<T>& dst, const LocalTensor<float>& src, uint32_t n) {
+    if constexpr (IsSameType<T, bfloat16_t>::value) {
+        Cast(dst, src, RoundMode::CAST_RINT, n);
+    } else {
+        Cast(dst, src, RoundMode::CAST_NONE, n);
+    }
+}
+
+// Vector result -> scalar unit: the read must wait for the vector pipe, and the next vector
+// write must wait for the read.
+template <typename T> __aicore__ inline T ReadScalar(const LocalTensor<T>& t) {
+    SetFlag<HardEvent::V_S>(kEventId);
+    WaitFlag<HardEvent::V_S>(kEventId);
+    T v = t.GetValue(0);
+    SetFlag<HardEvent::S_V>(kEventId);
+    WaitFlag<HardEvent::S_V>(kEventId);
+    return v;
+}
+
+struct RowRange {
+    uint64_t start;
+    uint32_t count;
+};
+
+// Rows of this core: rowsPerCore each, one more for the first `remainder` cores.
+__aicore__ inline RowRange MyRows(uint32_t rowsPerCore, uint32_t remainder) {
+    uint64_t b = uint64_t(GetBlockIdx());
+    uint64_t extra = b < remainder ? b : remainder;
+    return {b * rowsPerCore + extra, rowsPerCore + (b < remainder ? 1u : 0u)};
+}
+
+__aicore__ inline DataCopyExtParams Rows(uint32_t rows, uint32_t bytesPerRow) {
+    return DataCopyExtParams(uint16_t(rows), bytesPerRow, 0, 0, 0);
+}
+
+}  // namespace airfuse_kernel

@@ -1,0 +1,326 @@
+// AirfuseRmsNormGrad: with xhat = x * rstd and dxhat = dy * gamma,
+//   dx = rstd * (dxhat - xhat * mean(dxhat * xhat))   per row (last dim),
+//   dgamma = sum over rows of dy * xhat               (float32, cast to gamma's dtype).
+// Each core accumulates its rows' dgamma in float32 (in UB when a row fits, else in its workspace
+// row); cores other than 0 leave a partial row in the workspace; after SyncAll core 0 adds them.
+#include "common.h"
+#include "rms_norm_grad_tiling.h"
+
+using namespace AscendC;
+using namespace airfuse_kernel;
+
+namespace {
+
+template <typename T, typename G> class RmsNormGradKernel {
+public:
+    __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma, GM_ADDR workspace,
+                                const AirfuseRmsNormGradTilingData& t) {
+        t_ = t;
+        rows_ = MyRows(t.rowsPerCore, t.rowsRemainder);
+        uint64_t d = t.numCols;
+        resident_ = t.colsPerChunk == t.numCols;
+        dyGm_.SetGlobalBuffer((__gm__ T*)dy + rows_.start * d, rows_.count * d);
+        xGm_.SetGlobalBuffer((__gm__ T*)x + rows_.start * d, rows_.count * d);
+        dxGm_.SetGlobalBuffer((__gm__ T*)dx + rows_.start * d, rows_.count * d);
+        rstdGm_.SetGlobalBuffer((__gm__ float*)rstd + rows_.start, rows_.count);
+        gammaGm_.SetGlobalBuffer((__gm__ G*)gamma, d);
+        dgammaGm_.SetGlobalBuffer((__gm__ G*)dgamma, d);
+        wsGm_.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), uint64_t(t.usedCores) * d);
+        uint32_t chunkF = (t.colsPerChunk + 7) / 8 * 8;
+        uint32_t rowBytes = t.rowsPerLoop * t.rowStride * sizeof(T);
+        pipe_.InitBuffer(xQue_, t.bufferNum, rowBytes);
+        pipe_.InitBuffer(dyQue_, t.bufferNum, rowBytes);
+        pipe_.InitBuffer(rstdQue_, t.bufferNum, t.rowsPerLoop * sizeof(float));
+        pipe_.InitBuffer(dxQue_, t.bufferNum, rowBytes);
+        pipe_.InitBuffer(a_, chunkF * sizeof(float));
+        pipe_.InitBuffer(b_, chunkF * sizeof(float));
+        pipe_.InitBuffer(gammaF_, chunkF * sizeof(float));
+        pipe_.InitBuffer(red_, 32 + t.reduceTmpBytes);
+        if (resident_) {
+            pipe_.InitBuffer(acc_, chunkF * sizeof(float));
+        } else {
+            pipe_.InitBuffer(gQue_, t.bufferNum, chunkF * sizeof(G));
+        }
+    }
+
+    __aicore__ inline void Process() {
+        if (resident_) {
+            ProcessResident();
+        } else {
+            for (uint32_t i = 0; i < rows_.count; ++i) ProcessSplitRow(i);
+        }
+        if (t_.usedCores > 1) {
+            PipeBarrier<PIPE_ALL>();  // partial rows fully written before other cores read them
+            SyncAll();
+        }
+        if (GetBlockIdx() == 0) FinalReduce();
+    }
+
+private:
+    __aicore__ inline void ProcessResident() {
+        uint32_t d = t_.numCols;
+        LocalTensor<float> g = gammaF_.Get<float>();
+        LocalTensor<float> acc = acc_.Get<float>();
+        LoadGamma(g, d);
+        Duplicate(acc, 0.0f, d);
+        PipeBarrier<PIPE_V>();
+        for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
+            uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
+            uint64_t off = uint64_t(done) * d;
+            LocalTensor<T> x = xQue_.AllocTensor<T>();
+            LocalTensor<T> dy = dyQue_.AllocTensor<T>();
+            LocalTensor<float> r = rstdQue_.AllocTensor<float>();
+            DataCopyPad(x, xGm_[off], Rows(n, d * sizeof(T)), DataCopyPadExtParams<T>());
+            DataCopyPad(dy, dyGm_[off], Rows(n, d * sizeof(T)), DataCopyPadExtParams<T>());
+            DataCopyPad(r, rstdGm_[done], Rows(1, n * sizeof(float)), DataCopyPadExtParams<float>());
+            xQue_.EnQue(x);
+            dyQue_.EnQue(dy);
+            rstdQue_.EnQue(r);
+            x = xQue_.DeQue<T>();
+            dy = dyQue_.DeQue<T>();
+            r = rstdQue_.DeQue<float>();
+            LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
+            for (uint32_t i = 0; i < n; ++i) {
+                uint32_t o = i * t_.rowStride;
+                float rv = ReadScalarAt(r, i);
+                AccumulateDgamma(acc, x[o], dy[o], rv, d);
+                float mean = SumDxhatXhat(x[o], dy[o], g, rv, d) * t_.avgFactor;
+                Dx(x[o], dy[o], g, dxl[o], rv, rv * mean, d);
+            }
+            xQue_.FreeTensor(x);
+            dyQue_.FreeTensor(dy);
+            rstdQue_.FreeTensor(r);
+            dxQue_.EnQue(dxl);
+            dxl = dxQue_.DeQue<T>();
+            DataCopyPad(dxGm_[off], dxl, Rows(n, d * sizeof(T)));
+            dxQue_.FreeTensor(dxl);
+        }
+        if (GetBlockIdx() != 0) {
+            SetFlag<HardEvent::V_MTE3>(kEventId);
+            WaitFlag<HardEvent::V_MTE3>(kEventId);
+            DataCopyPad(wsGm_[uint64_t(GetBlockIdx()) * d], acc, Rows(1, d * sizeof(float)));
+        }
+    }
+
+    // A row longer than UB: pass 1 sums dxhat * x chunk by chunk; pass 2 writes dx and adds the
+    // row's dgamma terms into this core's workspace row.
+    __aicore__ inline void ProcessSplitRow(uint32_t row) {
+        uint32_t d = t_.numCols, c = t_.colsPerChunk;
+        uint64_t base = uint64_t(row) * d;
+        LocalTensor<float> r = rstdQue_.AllocTensor<float>();
+        DataCopyPad(r, rstdGm_[row], Rows(1, sizeof(float)), DataCopyPadExtParams<float>());
+        rstdQue_.EnQue(r);
+        r = rstdQue_.DeQue<float>();
+        float rv = ReadScalarAt(r, 0);
+        rstdQue_.FreeTensor(r);
+        float s = 0.0f;
+        for (uint32_t c0 = 0; c0 < d; c0 += c) {
+            uint32_t n = d - c0 < c ? d - c0 : c;
+            LocalTensor<T> x, dy;
+            LocalTensor<G> gq;
+            CopyInChunk(base + c0, c0, n, x, dy, gq);
+            s += SumDxhatXhat(x, dy, AsFloat(gq, gammaF_.Get<float>(), n), rv, n);
+            FreeChunk(x, dy, gq);
+        }
+        float mean = s * t_.avgFactor;
+        uint64_t wsRow = uint64_t(GetBlockIdx()) * d;
+        for (uint32_t c0 = 0; c0 < d; c0 += c) {
+            uint32_t n = d - c0 < c ? d - c0 : c;
+            LocalTensor<T> x, dy;
+            LocalTensor<G> gq;
+            CopyInChunk(base + c0, c0, n, x, dy, gq);
+            LocalTensor<float> a = a_.Get<float>();
+            LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), n);
+            Product(a, x, dy, rv, n);
+            if (row > 0) AddFromWorkspace(a, wsRow + c0, n);
+            SetFlag<HardEvent::V_MTE3>(kEventId);
+            WaitFlag<HardEvent::V_MTE3>(kEventId);
+            DataCopyPad(wsGm_[wsRow + c0], a, Rows(1, n * sizeof(float)));
+            SetFlag<HardEvent::MTE3_V>(kEventId);
+            WaitFlag<HardEvent::MTE3_V>(kEventId);
+            SetFlag<HardEvent::MTE3_MTE2>(kEventId);
+            WaitFlag<HardEvent::MTE3_MTE2>(kEventId);
+            LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
+            Dx(x, dy, g, dxl, rv, rv * mean, n);
+            FreeChunk(x, dy, gq);
+            dxQue_.EnQue(dxl);
+            dxl = dxQue_.DeQue<T>();
+            DataCopyPad(dxGm_[base + c0], dxl, Rows(1, n * sizeof(T)));
+            dxQue_.FreeTensor(dxl);
+        }
+    }
+
+    // Core 0: dgamma = its own accumulation + every other core's workspace row, chunk by chunk.
+    __aicore__ inline void FinalReduce() {
+        uint32_t d = t_.numCols, c = t_.colsPerChunk;
+        for (uint32_t c0 = 0; c0 < d; c0 += c) {
+            uint32_t n = d - c0 < c ? d - c0 : c;
+            LocalTensor<float> sum = resident_ ? acc_.Get<float>()[c0] : a_.Get<float>();
+            if (!resident_) {
+                LoadWorkspace(sum, c0, n);
+                PipeBarrier<PIPE_V>();
+            }
+            for (uint32_t core = 1; core < t_.usedCores; ++core) AddFromWorkspace(sum, uint64_t(core) * d + c0, n);
+            LocalTensor<float> out = sum;
+            if constexpr (!kIsFloat<G>) {
+                LocalTensor<G> staged = b_.Get<G>();
+                PipeBarrier<PIPE_V>();
+                FromFloat(staged, sum, n);
+                SetFlag<HardEvent::V_MTE3>(kEventId);
+                WaitFlag<HardEvent::V_MTE3>(kEventId);
+                DataCopyPad(dgammaGm_[c0], staged, Rows(1, n * sizeof(G)));
+            } else {
+                SetFlag<HardEvent::V_MTE3>(kEventId);
+                WaitFlag<HardEvent::V_MTE3>(kEventId);
+                DataCopyPad(dgammaGm_[c0], out, Rows(1, n * sizeof(G)));
+            }
+            SetFlag<HardEvent::MTE3_V>(kEventId);
+            WaitFlag<HardEvent::MTE3_V>(kEventId);
+        }
+    }
+
+    __aicore__ inline void LoadWorkspace(const LocalTensor<float>& dst, uint64_t off, uint32_t n) {
+        SetFlag<HardEvent::V_MTE2>(kEventId);
+        WaitFlag<HardEvent::V_MTE2>(kEventId);
+        DataCopyPad(dst, wsGm_[off], Rows(1, n * sizeof(float)), DataCopyPadExtParams<float>());
+        SetFlag<HardEvent::MTE2_V>(kEventId);
+        WaitFlag<HardEvent::MTE2_V>(kEventId);
+    }
+
+    __aicore__ inline void AddFromWorkspace(const LocalTensor<float>& sum, uint64_t off, uint32_t n) {
+        LocalTensor<float> part = b_.Get<float>();
+        LoadWorkspace(part, off, n);
+        Add(sum, sum, part, n);
+        PipeBarrier<PIPE_V>();
+    }
+
+    __aicore__ inline void LoadGamma(const LocalTensor<float>& g, uint32_t d) {
+        if constexpr (kIsFloat<G>) {
+            DataCopyPad(g, gammaGm_, Rows(1, d * sizeof(G)), DataCopyPadExtParams<G>());
+            SetFlag<HardEvent::MTE2_V>(kEventId);
+            WaitFlag<HardEvent::MTE2_V>(kEventId);
+        } else {
+            LocalTensor<G> stage = a_.Get<G>();
+            DataCopyPad(stage, gammaGm_, Rows(1, d * sizeof(G)), DataCopyPadExtParams<G>());
+            SetFlag<HardEvent::MTE2_V>(kEventId);
+            WaitFlag<HardEvent::MTE2_V>(kEventId);
+            Cast(g, stage, RoundMode::CAST_NONE, d);
+            PipeBarrier<PIPE_V>();
+        }
+    }
+
+    __aicore__ inline void CopyInChunk(uint64_t off, uint32_t c0, uint32_t n, LocalTensor<T>& x, LocalTensor<T>& dy, LocalTensor<G>& gq) {
+        x = xQue_.AllocTensor<T>();
+        dy = dyQue_.AllocTensor<T>();
+        gq = gQue_.AllocTensor<G>();
+        DataCopyPad(x, xGm_[off], Rows(1, n * sizeof(T)), DataCopyPadExtParams<T>());
+        DataCopyPad(dy, dyGm_[off], Rows(1, n * sizeof(T)), DataCopyPadExtParams<T>());
+        DataCopyPad(gq, gammaGm_[c0], Rows(1, n * sizeof(G)), DataCopyPadExtParams<G>());
+        xQue_.EnQue(x);
+        dyQue_.EnQue(dy);
+        gQue_.EnQue(gq);
+        x = xQue_.DeQue<T>();
+        dy = dyQue_.DeQue<T>();
+        gq = gQue_.DeQue<G>();
+    }
+
+    __aicore__ inline void FreeChunk(LocalTensor<T>& x, LocalTensor<T>& dy, LocalTensor<G>& gq) {
+        xQue_.FreeTensor(x);
+        dyQue_.FreeTensor(dy);
+        gQue_.FreeTensor(gq);
+    }
+
+    __aicore__ inline float ReadScalarAt(const LocalTensor<float>& r, uint32_t i) {
+        SetFlag<HardEvent::MTE2_S>(kEventId);
+        WaitFlag<HardEvent::MTE2_S>(kEventId);
+        return r.GetValue(i);
+    }
+
+    // a = dy * x * rstd (this row's dgamma terms).
+    __aicore__ inline void Product(const LocalTensor<float>& a, const LocalTensor<T>& x, const LocalTensor<T>& dy, float rv, uint32_t n) {
+        LocalTensor<float> b = b_.Get<float>();
+        LocalTensor<float> xf = AsFloat(x, b, n);
+        Muls(b, xf, rv, n);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> dyf = AsFloat(dy, a, n);
+        Mul(a, dyf, b, n);
+        PipeBarrier<PIPE_V>();
+    }
+
+    __aicore__ inline void AccumulateDgamma(const LocalTensor<float>& acc, const LocalTensor<T>& x, const LocalTensor<T>& dy, float rv, uint32_t n) {
+        LocalTensor<float> a = a_.Get<float>();
+        Product(a, x, dy, rv, n);
+        Add(acc, acc, a, n);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // sum(dxhat * xhat) = rstd * sum(dy * gamma * x)
+    __aicore__ inline float SumDxhatXhat(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<float>& g, float rv, uint32_t n) {
+        LocalTensor<float> a = a_.Get<float>();
+        LocalTensor<float> b = b_.Get<float>();
+        LocalTensor<float> dyf = AsFloat(dy, a, n);
+        Mul(a, dyf, g, n);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> xf = AsFloat(x, b, n);
+        Mul(b, xf, a, n);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> dst = red_.Get<float>(8);
+        ReduceSum(dst, b, red_.GetWithOffset<float>(t_.reduceTmpBytes / sizeof(float), 32), n);
+        return ReadScalar(dst) * rv;
+    }
+
+    // dx = rstd * dy * gamma - x * (rstd * rstd * mean)
+    __aicore__ inline void Dx(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<float>& g, const LocalTensor<T>& dx,
+                              float rv, float rvMean, uint32_t n) {
+        LocalTensor<float> a = a_.Get<float>();
+        LocalTensor<float> b = b_.Get<float>();
+        LocalTensor<float> dyf = AsFloat(dy, a, n);
+        Mul(a, dyf, g, n);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> xf = AsFloat(x, b, n);
+        Muls(b, xf, rvMean, n);
+        PipeBarrier<PIPE_V>();
+        Sub(a, a, b, n);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> out = a;
+        if constexpr (kIsFloat<T>) out = dx;
+        Muls(out, a, rv, n);
+        if constexpr (!kIsFloat<T>) {
+            PipeBarrier<PIPE_V>();
+            FromFloat(dx, a, n);
+        }
+    }
+
+    AirfuseRmsNormGradTilingData t_;
+    RowRange rows_;
+    bool resident_ = true;
+    TPipe pipe_;
+    TQue<QuePosition::VECIN, 1> xQue_;
+    TQue<QuePosition::VECIN, 1> dyQue_;
+    TQue<QuePosition::VECIN, 1> rstdQue_;
+    TQue<QuePosition::VECIN, 1> gQue_;
+    TQue<QuePosition::VECOUT, 1> dxQue_;
+    TBuf<TPosition::VECCALC> a_;
+    TBuf<TPosition::VECCALC> b_;
+    TBuf<TPosition::VECCALC> gammaF_;
+    TBuf<TPosition::VECCALC> acc_;
+    TBuf<TPosition::VECCALC> red_;
+    GlobalTensor<T> dyGm_;
+    GlobalTensor<T> xGm_;
+    GlobalTensor<T> dxGm_;
+    GlobalTensor<float> rstdGm_;
+    GlobalTensor<G> gammaGm_;
+    GlobalTensor<G> dgammaGm_;
+    GlobalTensor<float> wsGm_;
+};
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void airfuse_rms_norm_grad(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
+                                                            GM_ADDR workspace, GM_ADDR tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    GET_TILING_DATA_WITH_STRUCT(AirfuseRmsNormGradTilingData, t, tiling);
+    RmsNormGradKernel<DTYPE_X, DTYPE_GAMMA> op;
+    op.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t);
+    op.Process();
+}

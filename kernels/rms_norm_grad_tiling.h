@@ -1,0 +1,17 @@
+// Tiling data of AirfuseRmsNormGrad, shared by op_host (writes it) and the kernel (reads it).
+#pragma once
+#include <cstdint>
+
+struct AirfuseRmsNormGradTilingData {
+    uint64_t numRows;         // product of x's leading dims
+    uint32_t numCols;         // x's last dim
+    uint32_t rowStride;       // UB elements per row: numCols rounded up to 32 bytes
+    uint32_t rowsPerCore;     // the first rowsRemainder cores take one more
+    uint32_t rowsRemainder;
+    uint32_t rowsPerLoop;     // 1 when the row is split
+    uint32_t colsPerChunk;    // numCols when a row fits in UB, else a 256-byte-aligned chunk
+    uint32_t bufferNum;
+    uint32_t reduceTmpBytes;
+    float avgFactor;          // 1 / numCols
+    uint32_t usedCores;       // block_dim: partial dgamma rows in the workspace
+};

@@ -1,0 +1,18 @@
+// Tiling data of AirfuseRmsNorm, shared by op_host (writes it) and the kernel (reads it).
+// Plain struct, naturally aligned fields: the same bytes on host and device.
+#pragma once
+#include <cstdint>
+
+struct AirfuseRmsNormTilingData {
+    uint64_t numRows;         // product of x's leading dims
+    uint32_t numCols;         // x's last dim
+    uint32_t rowStride;       // UB elements per row: numCols rounded up to 32 bytes
+    uint32_t rowsPerCore;     // rows of every core; the first rowsRemainder cores take one more
+    uint32_t rowsRemainder;
+    uint32_t rowsPerLoop;     // rows moved per copy-in (1 when the row is split)
+    uint32_t colsPerChunk;    // numCols when a row fits in UB, else a 256-byte-aligned chunk
+    uint32_t bufferNum;       // 2 = double-buffered queues, 1 when UB is too tight
+    uint32_t reduceTmpBytes;  // ReduceSum sharedTmpBuffer for one chunk
+    float epsilon;
+    float avgFactor;          // 1 / numCols
+};

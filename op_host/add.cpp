@@ -1,0 +1,47 @@
+// AirfuseAdd: prototype (OpDef), shape/dtype inference and the tiling adapter.
+// IR: inputs x, y; output z; same shape and dtype (float32, float16, bfloat16).
+#include "adapter_common.h"
+#include "tiling/add.h"
+
+namespace optiling {
+static ge::graphStatus AirfuseAddTiling(gert::TilingContext* ctx) {
+    airfuse::ChipInfo chip;
+    if (!airfuse::adapter::ChipFromPlatform(ctx, chip)) return ge::GRAPH_FAILED;
+    uint64_t elems = uint64_t(ctx->GetInputShape(0)->GetStorageShape().GetShapeSize());
+    auto r = airfuse::tiling::Add(chip, elems, airfuse::adapter::DTypeOf(ctx, 0), ctx->GetTilingData<AirfuseAddTilingData>());
+    return airfuse::adapter::Finish(ctx, r, false);
+}
+}  // namespace optiling
+
+namespace ge {
+static graphStatus AirfuseAddInferShape(gert::InferShapeContext* ctx) {
+    const gert::Shape* x = ctx->GetInputShape(0);
+    const gert::Shape* y = ctx->GetInputShape(1);
+    gert::Shape* z = ctx->GetOutputShape(0);
+    if (x == nullptr || y == nullptr || z == nullptr || !(*x == *y)) return GRAPH_FAILED;
+    *z = *x;
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus AirfuseAddInferDataType(gert::InferDataTypeContext* ctx) {
+    ctx->SetOutputDataType(0, ctx->GetInputDataType(0));
+    return GRAPH_SUCCESS;
+}
+}  // namespace ge
+
+namespace ops {
+class AirfuseAdd : public OpDef {
+public:
+    explicit AirfuseAdd(const char* name) : OpDef(name) {
+        const std::vector<ge::DataType> types = {ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_BF16};
+        const std::vector<ge::Format> nd = {ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND};
+        this->Input("x").ParamType(REQUIRED).DataType(types).Format(nd);
+        this->Input("y").ParamType(REQUIRED).DataType(types).Format(nd);
+        this->Output("z").ParamType(REQUIRED).DataType(types).Format(nd);
+        this->SetInferShape(ge::AirfuseAddInferShape).SetInferDataType(ge::AirfuseAddInferDataType);
+        this->AICore().SetTiling(optiling::AirfuseAddTiling);
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(AirfuseAdd);
+}  // namespace ops

@@ -1,0 +1,58 @@
+// AirfuseRmsNormGrad: prototype (OpDef), shape/dtype inference and the tiling adapter.
+// IR: inputs dy, x, rstd, gamma; outputs dx (x's dtype and shape), dgamma (gamma's dtype and shape).
+#include "adapter_common.h"
+#include "tiling/rms_norm.h"
+
+namespace optiling {
+static ge::graphStatus AirfuseRmsNormGradTiling(gert::TilingContext* ctx) {
+    airfuse::ChipInfo chip;
+    if (!airfuse::adapter::ChipFromPlatform(ctx, chip)) return ge::GRAPH_FAILED;
+    uint64_t rows;
+    uint32_t cols;
+    airfuse::adapter::RowsCols(ctx->GetInputShape(1)->GetStorageShape(), rows, cols);
+    auto r = airfuse::tiling::RmsNormGrad(chip, rows, cols, airfuse::adapter::DTypeOf(ctx, 1), airfuse::adapter::DTypeOf(ctx, 3),
+                                          ctx->GetTilingData<AirfuseRmsNormGradTilingData>());
+    return airfuse::adapter::Finish(ctx, r, r.blockDim > 1);
+}
+}  // namespace optiling
+
+namespace ge {
+static graphStatus AirfuseRmsNormGradInferShape(gert::InferShapeContext* ctx) {
+    const gert::Shape* x = ctx->GetInputShape(1);
+    const gert::Shape* gamma = ctx->GetInputShape(3);
+    gert::Shape* dx = ctx->GetOutputShape(0);
+    gert::Shape* dgamma = ctx->GetOutputShape(1);
+    if (x == nullptr || gamma == nullptr || dx == nullptr || dgamma == nullptr) return GRAPH_FAILED;
+    *dx = *x;
+    *dgamma = *gamma;
+    return GRAPH_SUCCESS;
+}
+
+static graphStatus AirfuseRmsNormGradInferDataType(gert::InferDataTypeContext* ctx) {
+    ctx->SetOutputDataType(0, ctx->GetInputDataType(1));
+    ctx->SetOutputDataType(1, ctx->GetInputDataType(3));
+    return GRAPH_SUCCESS;
+}
+}  // namespace ge
+
+namespace ops {
+class AirfuseRmsNormGrad : public OpDef {
+public:
+    explicit AirfuseRmsNormGrad(const char* name) : OpDef(name) {
+        const std::vector<ge::DataType> xTypes = {ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_FLOAT16, ge::DT_BF16, ge::DT_BF16};
+        const std::vector<ge::DataType> gammaTypes = {ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_BF16, ge::DT_FLOAT};
+        const std::vector<ge::DataType> floatTypes = {ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT};
+        const std::vector<ge::Format> nd = {ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND};
+        this->Input("dy").ParamType(REQUIRED).DataType(xTypes).Format(nd);
+        this->Input("x").ParamType(REQUIRED).DataType(xTypes).Format(nd);
+        this->Input("rstd").ParamType(REQUIRED).DataType(floatTypes).Format(nd);
+        this->Input("gamma").ParamType(REQUIRED).DataType(gammaTypes).Format(nd);
+        this->Output("dx").ParamType(REQUIRED).DataType(xTypes).Format(nd);
+        this->Output("dgamma").ParamType(REQUIRED).DataType(gammaTypes).Format(nd);
+        this->SetInferShape(ge::AirfuseRmsNormGradInferShape).SetInferDataType(ge::AirfuseRmsNormGradInferDataType);
+        this->AICore().SetTiling(optiling::AirfuseRmsNormGradTiling);
+        this->AICore().AddConfig("ascend910b");
+    }
+};
+OP_ADD(AirfuseRmsNormGrad);
+}  // namespace ops

@@ -1,0 +1,33 @@
+// Tiling of AirfuseAdd: element count, dtype and chip -> tiling data.
+#pragma once
+#include "tiling_common.h"
+#include "add_tiling.h"
+
+namespace airfuse::tiling {
+
+inline constexpr uint64_t kAddAlign = 128;                  // elements: every core's start stays 256 B-aligned
+inline constexpr uint64_t kAddMinBytesPerCore = 16 * 1024;  // below this a core's copies are too short to pay off
+
+inline Result Add(const ChipInfo& chip, uint64_t elems, DType dtype, AirfuseAddTilingData* out, uint32_t forceBlockDim = 0) {
+    Result res;
+    if (elems == 0) res.error = "AirfuseAdd: x must not be empty";
+    if (res.ok()) res.error = CheckChip("AirfuseAdd", chip, dtype);
+    if (res.ok()) res.error = CheckForcedBlockDim("AirfuseAdd", chip, forceBlockDim);
+    if (!res.ok()) return res;
+    uint32_t s = SizeOf(dtype);
+    uint64_t cores = CeilDiv(elems * s, kAddMinBytesPerCore);
+    if (cores > chip.vectorCores) cores = chip.vectorCores;
+    if (forceBlockDim) cores = forceBlockDim;
+    uint64_t perCore = RoundUp(CeilDiv(elems, cores), kAddAlign);
+    res.blockDim = forceBlockDim ? forceBlockDim : uint32_t(CeilDiv(elems, perCore));
+    // x, y, z queues, plus two float work tiles for half/bf16.
+    uint64_t perElem2 = 3ull * 2 * s + (s == 4 ? 0 : 8);
+    uint64_t perElem1 = 3ull * s + (s == 4 ? 0 : 8);
+    uint32_t buf = chip.ubBytes / perElem2 >= kAddAlign ? 2 : 1;
+    uint64_t tile = chip.ubBytes / (buf == 2 ? perElem2 : perElem1) / kAddAlign * kAddAlign;
+    if (tile > perCore) tile = perCore;
+    *out = AirfuseAddTilingData{elems, perCore, uint32_t(tile), buf};
+    return res;
+}
+
+}  // namespace airfuse::tiling

@@ -1,0 +1,193 @@
+// Deliberately broken kernels: each breaks one hardware rule the twin must catch
+// (tests/kernels/test_twin_checks.py). Parameters: x (GM, 256 floats), workspace, tiling.
+#include "kernel_operator.h"
+
+using namespace AscendC;
+
+namespace {
+constexpr uint32_t kElems = 256;
+}
+
+// Copies 32 floats starting 8 floats before the end of x's 256.
+extern "C" __global__ __aicore__ void broken_oob_copy(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 32 * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, g[kElems - 8], 32);
+    q.FreeTensor(t);
+}
+
+// Declares x as 512 floats although the buffer holds 256.
+extern "C" __global__ __aicore__ void broken_gm_size(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, 2 * kElems);
+}
+
+// 7 floats = 28 bytes: the NPU would silently drop them.
+extern "C" __global__ __aicore__ void broken_unaligned_copy(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 64 * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, g, 7);
+    q.FreeTensor(t);
+}
+
+// Two 60 KB double-buffered queues: 240 KB of a 192 KB UB.
+extern "C" __global__ __aicore__ void broken_ub_overalloc(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> in;
+    TQue<QuePosition::VECOUT, 1> out;
+    pipe.InitBuffer(in, 2, 60 * 1024);
+    pipe.InitBuffer(out, 2, 60 * 1024);
+}
+
+// EnQue twice on a depth-1 queue without DeQue.
+extern "C" __global__ __aicore__ void broken_queue_depth(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 2, 256);
+    LocalTensor<float> a = q.AllocTensor<float>();
+    LocalTensor<float> b = q.AllocTensor<float>();
+    q.EnQue(a);
+    q.EnQue(b);
+}
+
+// DeQue'd tensor never freed: the buffer is still DEQUE at kernel end.
+extern "C" __global__ __aicore__ void broken_queue_leak(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 256);
+    LocalTensor<float> a = q.AllocTensor<float>();
+    q.EnQue(a);
+    a = q.DeQue<float>();
+}
+
+// Allocates from a single-buffer queue twice: the NPU would hang.
+extern "C" __global__ __aicore__ void broken_queue_exhausted(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 256);
+    LocalTensor<float> a = q.AllocTensor<float>();
+    LocalTensor<float> b = q.AllocTensor<float>();
+    q.FreeTensor(a);
+    q.FreeTensor(b);
+}
+
+// Adds bf16 directly instead of casting to float.
+extern "C" __global__ __aicore__ void broken_bf16_add(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    LocalTensor<bfloat16_t> t = buf.Get<bfloat16_t>();
+    Add(t, t, t, 64);
+}
+
+// A vector operand at x[3] of a float tensor: 12 bytes off the 32-byte grid.
+extern "C" __global__ __aicore__ void broken_unaligned_vector(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024);
+    LocalTensor<float> t = buf.Get<float>();
+    Muls(t[3], t[3], 2.0f, 16);
+}
+
+// A second TPipe in one kernel.
+extern "C" __global__ __aicore__ void broken_two_pipes(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe a;
+    TPipe b;
+}
+
+// SetFlag without the matching WaitFlag.
+extern "C" __global__ __aicore__ void broken_unwaited_flag(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    SetFlag<HardEvent::V_S>(0);
+}
+
+// Block 1 returns without reaching SyncAll while block 0 waits in it.
+extern "C" __global__ __aicore__ void broken_sync_all(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    if (GetBlockIdx() == 0) SyncAll();
+}
+
+// An aligned 8-float copy: correct, used to show DataCopyPad-free kernels run on every chip and
+// that a correct kernel passes (the checks are not always failing).
+extern "C" __global__ __aicore__ void correct_copy(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, kElems * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, g, kElems);
+    q.EnQue(t);
+    t = q.DeQue<float>();
+    Muls(t, t, 2.0f, kElems);
+    DataCopy(g, t, kElems);
+    q.FreeTensor(t);
+}
+
+// DataCopyPad where the chip has none (310P).
+extern "C" __global__ __aicore__ void pad_copy(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 64);
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopyPad(t, g, DataCopyExtParams(1, 7 * sizeof(float), 0, 0, 0), DataCopyPadExtParams<float>());
+    q.FreeTensor(t);
+}
+
+// Nine buffers of one TPosition allocated at once: the hardware has 8 event ids for them.
+extern "C" __global__ __aicore__ void broken_live_buffers(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 9, 32);
+    LocalTensor<float> t[9];
+    for (auto& e : t) e = q.AllocTensor<float>();
+    for (auto& e : t) q.FreeTensor(e);
+}
+
+// float -> bf16 with CAST_NONE: not a legal mode for that pair on A2.
+extern "C" __global__ __aicore__ void broken_bf16_cast_mode(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 512);
+    Cast(buf.Get<bfloat16_t>(64), buf.GetWithOffset<float>(64, 256), RoundMode::CAST_NONE, 64);
+}
+
+// ReduceSum of 1024 floats with an 8-float sharedTmpBuffer (16 are documented as needed).
+extern "C" __global__ __aicore__ void broken_reduce_tmp(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 4096 + 64);
+    LocalTensor<float> src = buf.Get<float>(1024);
+    ReduceSum(buf.GetWithOffset<float>(8, 4096), src, buf.GetWithOffset<float>(8, 4096 + 32), 1024);
+}
+
+// Legal: 8 live buffers in VECIN and 8 in VECOUT at once (the limit is per position), and two
+// EnQue in a row on a depth-2 queue.
+extern "C" __global__ __aicore__ void correct_queue_limits(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 2> in;
+    TQue<QuePosition::VECOUT, 1> out;
+    pipe.InitBuffer(in, 8, 32);
+    pipe.InitBuffer(out, 8, 32);
+    LocalTensor<float> a[8], b[8];
+    for (int i = 0; i < 8; ++i) {
+        a[i] = in.AllocTensor<float>();
+        b[i] = out.AllocTensor<float>();
+    }
+    in.EnQue(a[0]);
+    in.EnQue(a[1]);
+    a[0] = in.DeQue<float>();
+    a[1] = in.DeQue<float>();
+    for (int i = 0; i < 8; ++i) {
+        in.FreeTensor(a[i]);
+        out.FreeTensor(b[i]);
+    }
+}

@@ -1,0 +1,144 @@
+// C entry points over the stand-in registry: what each OpDef declares (as JSON), and its
+// InferShape / InferDataType / tiling adapter run on given shapes and dtypes.
+// Shape specs are "d0,d1,...:dtype" per tensor, separated by ';' (dtype = ge::DataType code).
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include "register/op_def_registry.h"
+
+namespace ops {
+std::map<std::string, std::function<OpDef*()>>& Registry() {
+    static std::map<std::string, std::function<OpDef*()>> r;
+    return r;
+}
+}  // namespace ops
+
+namespace {
+
+const char* OptionName(ops::Option o) {
+    switch (o) {
+        case ops::OPTIONAL: return "optional";
+        case ops::REQUIRED: return "required";
+        case ops::DYNAMIC: return "dynamic";
+        default: return "other";
+    }
+}
+
+void Params(std::ostringstream& js, const std::deque<ops::OpParamDef>& ps) {
+    js << "[";
+    for (size_t i = 0; i < ps.size(); ++i) {
+        const auto& p = ps[i];
+        js << (i ? "," : "") << "{\"name\":\"" << p.name << "\",\"param_type\":\"" << OptionName(p.paramType) << "\",\"dtypes\":[";
+        for (size_t k = 0; k < p.dataTypes.size(); ++k) js << (k ? "," : "") << int(p.dataTypes[k]);
+        js << "],\"formats\":[";
+        for (size_t k = 0; k < p.formats.size(); ++k) js << (k ? "," : "") << int(p.formats[k]);
+        js << "]}";
+    }
+    js << "]";
+}
+
+struct Tensor {
+    std::vector<int64_t> dims;
+    ge::DataType dtype;
+};
+
+std::vector<Tensor> Parse(const char* spec) {
+    std::vector<Tensor> out;
+    std::stringstream ss(spec);
+    std::string item;
+    while (std::getline(ss, item, ';')) {
+        Tensor t;
+        size_t colon = item.find(':');
+        std::stringstream ds(item.substr(0, colon));
+        std::string d;
+        while (std::getline(ds, d, ',')) t.dims.push_back(std::stoll(d));
+        t.dtype = ge::DataType(std::stoi(item.substr(colon + 1)));
+        out.push_back(t);
+    }
+    return out;
+}
+
+std::unique_ptr<ops::OpDef> Make(const char* op) {
+    auto it = ops::Registry().find(op);
+    return it == ops::Registry().end() ? nullptr : std::unique_ptr<ops::OpDef>(it->second());
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* standin_opdefs_json() {
+    static std::string json;
+    std::ostringstream js;
+    js << "[";
+    bool first = true;
+    for (auto& [name, make] : ops::Registry()) {
+        std::unique_ptr<ops::OpDef> def(make());
+        js << (first ? "" : ",") << "{\"op_type\":\"" << def->Name() << "\",\"inputs\":";
+        first = false;
+        Params(js, def->Inputs());
+        js << ",\"outputs\":";
+        Params(js, def->Outputs());
+        js << ",\"attrs\":[";
+        for (size_t i = 0; i < def->Attrs().size(); ++i) {
+            const auto& a = def->Attrs()[i];
+            js << (i ? "," : "") << "{\"name\":\"" << a.name << "\",\"attr_type\":\"" << OptionName(a.attrType) << "\",\"type\":\"" << a.type
+               << "\",\"default\":" << a.defaultValue << "}";
+        }
+        js << "],\"configs\":[";
+        const auto& cfg = def->AICoreDef().configs;
+        for (size_t i = 0; i < cfg.size(); ++i) js << (i ? "," : "") << "\"" << cfg[i] << "\"";
+        js << "],\"has_tiling\":" << (def->AICoreDef().tiling ? "true" : "false") << ",\"has_infer_shape\":"
+           << (def->InferShape() ? "true" : "false") << ",\"has_infer_dtype\":" << (def->InferDataType() ? "true" : "false") << "}";
+    }
+    js << "]";
+    json = js.str();
+    return json.c_str();
+}
+
+// Output shapes and dtypes in the spec format; returns 1 when inference fails.
+int standin_infer(const char* op, const char* inputs, char* out, int outLen) {
+    auto def = Make(op);
+    if (!def) return 1;
+    auto in = Parse(inputs);
+    gert::InferShapeContext sc;
+    gert::InferDataTypeContext dc;
+    for (auto& t : in) {
+        sc.inputs.emplace_back(t.dims);
+        dc.inputs.push_back(t.dtype);
+    }
+    sc.outputs.resize(def->Outputs().size());
+    dc.outputs.resize(def->Outputs().size(), ge::DataType(-1));
+    if (def->InferShape()(&sc) != ge::GRAPH_SUCCESS || def->InferDataType()(&dc) != ge::GRAPH_SUCCESS) return 1;
+    std::ostringstream os;
+    for (size_t i = 0; i < sc.outputs.size(); ++i) {
+        os << (i ? ";" : "");
+        const auto& d = sc.outputs[i].Dims();
+        for (size_t k = 0; k < d.size(); ++k) os << (k ? "," : "") << d[k];
+        os << ":" << int(dc.outputs[i]);
+    }
+    std::snprintf(out, size_t(outLen), "%s", os.str().c_str());
+    return 0;
+}
+
+int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, float attr, uint8_t* tiling, uint32_t cap,
+                   uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode) {
+    auto def = Make(op);
+    if (!def || !def->AICoreDef().tiling) return 1;
+    gert::TilingContext ctx;
+    for (auto& t : Parse(inputs)) {
+        ctx.inputShapes.emplace_back(gert::Shape(t.dims));
+        ctx.inputDescs.emplace_back(t.dtype);
+    }
+    if (!def->Attrs().empty()) ctx.attrs.floats.push_back(attr);
+    ctx.platform = fe::PlatFormInfos{soc, cores, ub};
+    if (def->AICoreDef().tiling(&ctx) != ge::GRAPH_SUCCESS || ctx.tilingData.size() > cap) return 1;
+    std::copy(ctx.tilingData.begin(), ctx.tilingData.end(), tiling);
+    *tilingSize = uint32_t(ctx.tilingData.size());
+    *blockDim = ctx.blockDim;
+    *workspace = ctx.workspace[0];
+    *scheduleMode = ctx.scheduleMode;
+    return 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,152 @@
+"""op_host and kernels/ against airfuse's op definitions (the single source of truth).
+
+op_host's real sources are compiled against a recording stand-in of CANN's op_host API
+(tests/kernels/cann_standin, built by `make twin`) and read back here.
+"""
+
+import ctypes
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from airfuse import twin
+from airfuse.ops import ALL_OPS
+
+ROOT = Path(__file__).resolve().parents[2]
+GE = twin.GE_DTYPE
+ND = 2  # ge::FORMAT_ND
+
+
+@pytest.fixture(scope="module")
+def standin():
+    lib = ctypes.CDLL(str(twin.DEFAULT_LIB.with_name("libairfuse_opdef_standin.so")))
+    lib.standin_opdefs_json.restype = ctypes.c_char_p
+    lib.standin_infer.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
+    lib.standin_tiling.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_char_p,
+                                   ctypes.c_float, ctypes.c_char_p, ctypes.c_uint32] + [ctypes.c_void_p] * 4
+    return lib
+
+
+@pytest.fixture(scope="module")
+def opdefs(standin):
+    return {d["op_type"]: d for d in json.loads(standin.standin_opdefs_json())}
+
+
+def kernel_source(op):
+    return ROOT / "kernels" / f"{op.ir_base_name}.cpp"
+
+
+KERNEL_OPS = [op for op in ALL_OPS.values() if kernel_source(op).exists()]
+
+
+def test_every_kernel_has_an_opdef_and_back(opdefs):
+    assert {op.ir_type for op in KERNEL_OPS} == set(opdefs)
+    assert {"AirfuseRmsNorm", "AirfuseRmsNormGrad", "AirfuseAdd"} <= set(opdefs)
+
+
+@pytest.mark.parametrize("op", KERNEL_OPS, ids=lambda o: o.ir_type)
+def test_opdef_matches_op_definition(op, opdefs):
+    d = opdefs[op.ir_type]
+    assert [(p["name"], p["param_type"]) for p in d["inputs"]] == [(p.name, p.kind) for p in op.inputs]
+    assert [(p["name"], p["param_type"]) for p in d["outputs"]] == [(p.name, p.kind) for p in op.outputs]
+    assert [(a["name"], a["type"], a["attr_type"]) for a in d["attrs"]] == [(a.name, a.ge_type, "optional") for a in op.attrs]
+    for a, ir in zip(d["attrs"], op.attrs):
+        assert math.isclose(a["default"], ir.default, rel_tol=1e-6)
+    params = d["inputs"] + d["outputs"]
+    declared = [{p["name"]: p["dtypes"][i] for p in params} for i in range(len(params[0]["dtypes"]))]
+    assert declared == [{k: GE[v] for k, v in combo.items()} for combo in op.dtype_combos]
+    assert all(p["formats"] == [ND] * len(p["dtypes"]) for p in params)
+    assert d["configs"] == ["ascend910b"] and d["has_tiling"] and d["has_infer_shape"] and d["has_infer_dtype"]
+
+
+def kernel_entry(op):
+    src = kernel_source(op).read_text()
+    m = re.search(rf'extern "C" __global__ __aicore__ void {op.kernel_symbol}\(([^)]*)\)', src)
+    assert m, f"{kernel_source(op)} has no entry {op.kernel_symbol}"
+    return [p.split()[-1] for p in m.group(1).split(",")], list(dict.fromkeys(re.findall(r"DTYPE_([A-Z0-9_]+)", src)))
+
+
+@pytest.mark.parametrize("op", KERNEL_OPS, ids=lambda o: o.ir_type)
+def test_kernel_entry_follows_opdef_order(op):
+    params, _ = kernel_entry(op)
+    inputs = [p.name for p in op.inputs]
+    outputs = [p.name + ("_ref" if p.name in inputs else "") for p in op.outputs]
+    assert params == inputs + outputs + ["workspace", "tiling"]
+
+
+@pytest.mark.parametrize("op", KERNEL_OPS, ids=lambda o: o.ir_type)
+def test_twin_has_one_kernel_per_dtype_combination(op):
+    """The twin builds a variant per combination of the DTYPE_<PARAM> macros the kernel reads."""
+    _, macros = kernel_entry(op)
+    names = [m.lower() for m in macros]
+    wanted = {"__".join([op.kernel_symbol, "_".join(str(c[n]).removeprefix("torch.") for n in names)]) for c in op.dtype_combos}
+    exported = {l.split()[-1] for l in _exported_symbols() if l.split()[-1].startswith(op.kernel_symbol + "__")}
+    exported = {s for s in exported if s.count("__") == 1}
+    assert exported == wanted
+
+
+def _exported_symbols():
+    import subprocess
+
+    out = subprocess.run(["nm", "-D", "--defined-only", str(twin.DEFAULT_LIB)], check=True, capture_output=True, text=True)
+    return out.stdout.splitlines()
+
+
+def _spec(tensors):
+    return ";".join(",".join(map(str, t.shape)) + f":{GE[t.dtype]}" for t in tensors).encode()
+
+
+def _inputs(op, combo, shape):
+    cols = shape[-1]
+    shapes = {"gamma": (cols,), "rstd": (*shape[:-1], 1)}
+    return [torch.empty(shapes.get(p.name, shape), dtype=combo[p.name], device="meta") for p in op.inputs]
+
+
+@pytest.mark.parametrize("op", KERNEL_OPS, ids=lambda o: o.ir_type)
+@pytest.mark.parametrize("shape", [(3, 7), (2, 5, 4097)], ids=str)
+def test_infer_shape_and_dtype_match_the_fake_impl(op, shape, standin):
+    for combo in op.dtype_combos:
+        ins = _inputs(op, combo, shape)
+        fake = getattr(torch.ops.airfuse, op.name)(*ins)
+        fake = fake if isinstance(fake, tuple) else (fake,)
+        out = ctypes.create_string_buffer(512)
+        assert standin.standin_infer(op.ir_type.encode(), _spec(ins), out, 512) == 0
+        assert out.value.decode() == _spec(fake).decode()
+
+
+TILING_CASES = [("rms_norm", (4096, 4096)), ("rms_norm", (1, 65536)), ("rms_norm_backward", (200, 300)),
+                ("rms_norm_backward", (16384, 8192)), ("add", (128, 4096))]
+
+
+@pytest.mark.parametrize("name,shape", TILING_CASES, ids=str)
+@pytest.mark.parametrize("cores", [40, 48])
+def test_cann_tiling_adapter_equals_the_twin_tiling(name, shape, cores, standin):
+    """The thin CANN adapter and the twin launcher get the same tiling from the shared core."""
+    op = ALL_OPS[name]
+    chip = {48: "Ascend910B2", 40: "Ascend910B3"}[cores]
+    for combo in op.dtype_combos:
+        ins = _inputs(op, combo, shape)
+        buf, size, bd, ws, mode = ctypes.create_string_buffer(256), ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint32()
+        refs = [ctypes.byref(v) for v in (size, bd, ws, mode)]
+        assert standin.standin_tiling(op.ir_type.encode(), 1, cores, 196352, _spec(ins), 1e-6, buf, 256, *refs) == 0
+        rows, cols = math.prod(shape[:-1]), shape[-1]
+        if name == "add":
+            tile = twin.tiling("add", chip, rows * cols, GE[combo["x"]], 0)
+        elif name == "rms_norm":
+            tile = twin.tiling("rms_norm", chip, rows, cols, GE[combo["x"]], GE[combo["gamma"]], 1e-6, 0)
+        else:
+            tile = twin.tiling("rms_norm_grad", chip, rows, cols, GE[combo["x"]], GE[combo["gamma"]], 0)
+        assert buf.raw[: size.value] == tile.data.raw
+        assert bd.value == tile.block_dim
+        assert ws.value == tile.workspace_bytes + 16 * 1024 * 1024  # plus the platform's system workspace
+        assert mode.value == (1 if name == "rms_norm_backward" and tile.block_dim > 1 else 0)
+
+
+def test_cann_tiling_adapter_refuses_310p(standin):
+    ins = _inputs(ALL_OPS["rms_norm"], ALL_OPS["rms_norm"].dtype_combos[1], (4, 64))
+    args = [ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint64()), ctypes.byref(ctypes.c_uint32())]
+    assert standin.standin_tiling(b"AirfuseRmsNorm", 2, 8, 253952, _spec(ins), 1e-6, ctypes.create_string_buffer(256), 256, *args) == 1

@@ -1,0 +1,83 @@
+"""The twin stops a kernel that breaks a hardware rule, naming kernel, block, API and values.
+
+Each broken kernel lives in tests/kernels/broken/broken_kernels.cpp and breaks one rule;
+``correct_copy`` shows that a kernel keeping the rules passes the same launcher.
+"""
+
+import ctypes
+
+import pytest
+import torch
+
+from airfuse import twin
+
+
+@pytest.fixture(scope="module")
+def broken():
+    twin.library()
+    return ctypes.CDLL(str(twin.DEFAULT_LIB.with_name("libairfuse_twin_broken.so")))
+
+
+def run(broken, symbol, *, block_dim=1, chip=twin.DEFAULT_CHIP, x=None):
+    x = torch.arange(256, dtype=torch.float32) if x is None else x
+    tile = twin.Tiling(ctypes.create_string_buffer(8), block_dim, 0)
+    return twin.launch(symbol, [("x", x), ("workspace", None)], tile, chip=chip, fn_lib=broken)
+
+
+CASES = [
+    ("broken_oob_copy", r"DataCopy\(GM->UB\): GM access of 32 elements overruns the GlobalTensor's 8"),
+    ("broken_gm_size", r"GlobalTensor::SetGlobalBuffer: GM access of 2048 bytes at offset 0 of 'x' overruns its 1024 bytes"),
+    ("broken_unaligned_copy", r"DataCopy\(GM->UB\): length 28 bytes is not a multiple of 32"),
+    ("broken_ub_overalloc", r"TPipe::InitBuffer: UB over-allocated on Ascend910B2: 122880 bytes in use \+ 2 x 61440 requested > 196352"),
+    ("broken_queue_depth", r"TQue::EnQue: 1 tensors already enqueued, queue depth is 1"),
+    ("broken_queue_leak", r"kernel end: buffer 0 of a VECIN queue is DEQUE at kernel end"),
+    ("broken_queue_exhausted", r"TQue::AllocTensor: no FREE buffer among 1 \(the NPU would hang\)"),
+    ("broken_bf16_add", r"Add: bfloat16_t arithmetic is not supported"),
+    ("broken_unaligned_vector", r"Muls: dst UB address 12 is not 32-byte aligned"),
+    ("broken_two_pipes", r"TPipe: TPipe has already been constructed"),
+    ("broken_unwaited_flag", r"kernel end: event 5 has ids 0x1 set but never waited on"),
+    ("broken_live_buffers", r"TQue::AllocTensor: 8 buffers already allocated in this TPosition, the limit is 8"),
+    ("broken_bf16_cast_mode", r"Cast: float -> bfloat16_t with round mode 0 is not supported on Ascend910B2"),
+    ("broken_reduce_tmp", r"ReduceSum: sharedTmpBuffer tensor needs at least 64 bytes, it has 32"),
+]
+
+
+@pytest.mark.parametrize("symbol,message", CASES, ids=[c[0] for c in CASES])
+def test_violation_is_reported(broken, symbol, message):
+    with pytest.raises(twin.TwinError, match=f"^kernel {symbol}, block 0/1: {message}"):
+        run(broken, symbol)
+
+
+def test_sync_all_with_a_missing_block(broken):
+    with pytest.raises(twin.TwinError, match=r"kernel broken_sync_all, block 0/2: SyncAll: another block returned without calling SyncAll"):
+        run(broken, "broken_sync_all", block_dim=2)
+
+
+def test_sync_all_needs_every_block_resident(broken):
+    with pytest.raises(twin.TwinError, match=r"SyncAll: block_dim 9 exceeds the 8 vector cores"):
+        run(broken, "broken_sync_all", block_dim=9, chip="Ascend310P3")
+
+
+def test_data_copy_pad_does_not_exist_on_310p(broken):
+    with pytest.raises(twin.TwinError, match=r"DataCopyPad\(GM->UB\): DataCopyPad does not exist on Ascend310P3"):
+        run(broken, "pad_copy", chip="Ascend310P3")
+    run(broken, "pad_copy")  # the same kernel is legal on 910B
+
+
+@pytest.mark.parametrize("chip", ["Ascend910B2", "Ascend310P3"])
+def test_correct_kernel_passes_and_counts_traffic(broken, chip):
+    x = torch.arange(256, dtype=torch.float32)
+    read, written = run(broken, "correct_copy", chip=chip, x=x)
+    assert (read, written) == (1024, 1024)
+    torch.testing.assert_close(x, torch.arange(256, dtype=torch.float32) * 2)
+
+
+def test_launch_after_violation_still_works(broken):
+    """A violation raises in Python and leaves the process and the twin usable."""
+    with pytest.raises(twin.TwinError):
+        run(broken, "broken_oob_copy")
+    run(broken, "correct_copy")
+
+
+def test_queue_limits_are_per_position_and_depth(broken):
+    run(broken, "correct_queue_limits")

@@ -1,0 +1,117 @@
+// GM <-> UB data movement with the 32-byte and bounds rules, counting GM bytes.
+#pragma once
+#include "tensor.h"
+
+namespace AscendC {
+
+struct DataCopyExtParams {
+    DataCopyExtParams() = default;
+    DataCopyExtParams(uint16_t count, uint32_t len, uint32_t srcStride_, uint32_t dstStride_, uint32_t rsv_)
+        : blockCount(count), blockLen(len), srcStride(srcStride_), dstStride(dstStride_), rsv(rsv_) {}
+    uint16_t blockCount = 1;
+    uint32_t blockLen = 0;   // bytes
+    uint32_t srcStride = 0;  // bytes on the GM side, 32 B blocks on the UB side
+    uint32_t dstStride = 0;
+    uint32_t rsv = 0;
+};
+
+template <typename T> struct DataCopyPadExtParams {
+    DataCopyPadExtParams() = default;
+    DataCopyPadExtParams(bool isPad_, uint8_t left, uint8_t right, T value)
+        : isPad(isPad_), leftPadding(left), rightPadding(right), paddingValue(value) {}
+    bool isPad = false;
+    uint8_t leftPadding = 0;
+    uint8_t rightPadding = 0;
+    T paddingValue{};
+};
+
+}  // namespace AscendC
+
+namespace twin {
+
+void CheckUbOperand(const char* api, const char* which, AscendC::TPosition pos, uint32_t ubOffset);
+void CheckFits(const char* api, const char* which, uint64_t needBytes, uint32_t haveBytes);
+void CheckDataCopyLen(const char* api, uint64_t bytes);
+void CheckGlobalSize(const char* api, uint64_t needElems, uint64_t haveElems);
+void CheckDataCopyPad(const char* api, uint32_t blockLen, uint32_t elemSize, uint16_t blockCount);
+
+}  // namespace twin
+
+namespace AscendC {
+
+template <typename T> void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count) {
+    const char* api = "DataCopy(GM->UB)";
+    uint64_t bytes = uint64_t(count) * sizeof(T);
+    twin::CheckDataCopyLen(api, bytes);
+    twin::CheckUbOperand(api, "dst", dst.GetPosition(), dst.UbOffset());
+    twin::CheckFits(api, "dst", bytes, dst.Bytes());
+    twin::CheckGlobalSize(api, count, src.GetSize());
+    twin::CheckGm(api, src.GetPhyAddr(), bytes);
+    twin::Cur().gmRead += bytes;
+    if (!twin::Cur().countOnly) std::memcpy(dst.Data(), src.GetPhyAddr(), bytes);
+}
+
+template <typename T> void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count) {
+    const char* api = "DataCopy(UB->GM)";
+    uint64_t bytes = uint64_t(count) * sizeof(T);
+    twin::CheckDataCopyLen(api, bytes);
+    twin::CheckUbOperand(api, "src", src.GetPosition(), src.UbOffset());
+    twin::CheckFits(api, "src", bytes, src.Bytes());
+    twin::CheckGlobalSize(api, count, dst.GetSize());
+    twin::CheckGm(api, dst.GetPhyAddr(), bytes);
+    twin::Cur().gmWritten += bytes;
+    if (!twin::Cur().countOnly) std::memcpy(dst.GetPhyAddr(), src.Data(), bytes);
+}
+
+// GM->UB: each block lands 32 B-aligned, padded up to whole 32 B blocks, then dstStride blocks.
+template <typename T>
+void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad) {
+    const char* api = "DataCopyPad(GM->UB)";
+    twin::CheckDataCopyPad(api, p.blockLen, sizeof(T), p.blockCount);
+    twin::CheckUbOperand(api, "dst", dst.GetPosition(), dst.UbOffset());
+    if (p.blockCount == 0 || p.blockLen == 0) return;
+    uint32_t left = pad.isPad ? pad.leftPadding : 0, right = pad.isPad ? pad.rightPadding : 0;
+    if (left * sizeof(T) > 32 || right * sizeof(T) > 32)
+        twin::Fail(api, twin::Fmt("padding %u/%u elements exceeds 32 bytes", left, right));
+    uint64_t blockUb = (left * sizeof(T) + p.blockLen + right * sizeof(T) + 31) / 32 * 32;
+    uint64_t ubStep = blockUb + uint64_t(p.dstStride) * 32, gmStep = uint64_t(p.blockLen) + p.srcStride;
+    uint64_t gmSpan = (p.blockCount - 1) * gmStep + p.blockLen;
+    twin::CheckFits(api, "dst", (p.blockCount - 1) * ubStep + blockUb, dst.Bytes());
+    twin::CheckGlobalSize(api, gmSpan / sizeof(T), src.GetSize());
+    twin::CheckGm(api, src.GetPhyAddr(), gmSpan);
+    twin::Cur().gmRead += uint64_t(p.blockLen) * p.blockCount;
+    if (twin::Cur().countOnly) return;
+    auto* ub = reinterpret_cast<uint8_t*>(dst.Data());
+    auto* gm = reinterpret_cast<const uint8_t*>(src.GetPhyAddr());
+    uint32_t n = p.blockLen / sizeof(T);
+    for (uint32_t b = 0; b < p.blockCount; ++b) {
+        uint8_t* blk = ub + b * ubStep;
+        // Undefined padding is poisoned (NaN for float types) so kernels cannot rely on it.
+        std::memset(blk, 0xff, blockUb);
+        T* e = reinterpret_cast<T*>(blk);
+        for (uint32_t i = 0; i < left; ++i) e[i] = pad.paddingValue;
+        std::memcpy(e + left, gm + b * gmStep, p.blockLen);
+        for (uint32_t i = 0; i < right; ++i) e[left + n + i] = pad.paddingValue;
+    }
+}
+
+// UB->GM: each source block starts 32 B-aligned (then srcStride blocks); exactly blockLen bytes reach GM.
+template <typename T> void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p) {
+    const char* api = "DataCopyPad(UB->GM)";
+    twin::CheckDataCopyPad(api, p.blockLen, sizeof(T), p.blockCount);
+    twin::CheckUbOperand(api, "src", src.GetPosition(), src.UbOffset());
+    if (p.blockCount == 0 || p.blockLen == 0) return;
+    uint64_t blockUb = (uint64_t(p.blockLen) + 31) / 32 * 32;
+    uint64_t ubStep = blockUb + uint64_t(p.srcStride) * 32, gmStep = uint64_t(p.blockLen) + p.dstStride;
+    uint64_t gmSpan = (p.blockCount - 1) * gmStep + p.blockLen;
+    twin::CheckFits(api, "src", (p.blockCount - 1) * ubStep + p.blockLen, src.Bytes());
+    twin::CheckGlobalSize(api, gmSpan / sizeof(T), dst.GetSize());
+    twin::CheckGm(api, dst.GetPhyAddr(), gmSpan);
+    twin::Cur().gmWritten += uint64_t(p.blockLen) * p.blockCount;
+    if (twin::Cur().countOnly) return;
+    auto* ub = reinterpret_cast<const uint8_t*>(src.Data());
+    auto* gm = reinterpret_cast<uint8_t*>(dst.GetPhyAddr());
+    for (uint32_t b = 0; b < p.blockCount; ++b) std::memcpy(gm + b * gmStep, ub + b * ubStep, p.blockLen);
+}
+
+}  // namespace AscendC

@@ -1,0 +1,76 @@
+// LocalTensor (a view into the core's unified buffer) and GlobalTensor (a view into GM).
+#pragma once
+#include "core.h"
+
+namespace AscendC {
+
+enum class TPosition : int32_t { GM, A1, A2, B1, B2, C1, C2, CO1, CO2, VECIN, VECOUT, VECCALC, SPM, TSCM };
+using QuePosition = TPosition;
+
+template <typename T, typename U> struct IsSameType {
+    static constexpr bool value = std::is_same_v<T, U>;
+};
+
+inline bool IsUb(TPosition p) { return p == TPosition::VECIN || p == TPosition::VECOUT || p == TPosition::VECCALC; }
+
+template <typename T> class LocalTensor {
+public:
+    LocalTensor() = default;
+    LocalTensor(uint32_t ubOffset, uint32_t bytes, TPosition pos) : off_(ubOffset), bytes_(bytes), pos_(pos) {}
+
+    uint32_t GetSize() const { return bytes_ / sizeof(T); }
+    TPosition GetPosition() const { return pos_; }
+    uint32_t UbOffset() const { return off_; }
+    uint32_t Bytes() const { return bytes_; }
+    T* Data() const { return reinterpret_cast<T*>(twin::Cur().ub.data() + off_); }
+    uint64_t GetPhyAddr() const { return off_; }
+
+    LocalTensor operator[](uint32_t offset) const {
+        if (uint64_t(offset) * sizeof(T) > bytes_)
+            twin::Fail("LocalTensor::operator[]", twin::Fmt("offset %u beyond tensor size %u elements", offset, GetSize()));
+        return LocalTensor(off_ + offset * sizeof(T), bytes_ - offset * sizeof(T), pos_);
+    }
+
+    template <typename U> LocalTensor<U> ReinterpretCast() const { return LocalTensor<U>(off_, bytes_, pos_); }
+
+    T GetValue(uint32_t i) const {
+        CheckIndex("LocalTensor::GetValue", i);
+        return Data()[i];
+    }
+    void SetValue(uint32_t i, T v) const {
+        CheckIndex("LocalTensor::SetValue", i);
+        Data()[i] = v;
+    }
+
+private:
+    void CheckIndex(const char* api, uint32_t i) const {
+        if (!IsUb(pos_)) twin::Fail(api, "tensor is not in VECIN/VECOUT/VECCALC");
+        if (i >= GetSize()) twin::Fail(api, twin::Fmt("index %u out of range, tensor has %u elements", i, GetSize()));
+    }
+    uint32_t off_ = 0;
+    uint32_t bytes_ = 0;
+    TPosition pos_ = TPosition::VECCALC;
+};
+
+template <typename T> class GlobalTensor {
+public:
+    void SetGlobalBuffer(__gm__ T* buf, uint64_t sizeInElems) {
+        twin::CheckGm("GlobalTensor::SetGlobalBuffer", buf, sizeInElems * sizeof(T));
+        base_ = buf;
+        size_ = sizeInElems;
+    }
+    GlobalTensor operator[](uint64_t offset) const {
+        GlobalTensor g;
+        g.base_ = base_ + offset;
+        g.size_ = offset <= size_ ? size_ - offset : 0;
+        return g;
+    }
+    uint64_t GetSize() const { return size_; }
+    T* GetPhyAddr() const { return base_; }
+
+private:
+    T* base_ = nullptr;
+    uint64_t size_ = 0;
+};
+
+}  // namespace AscendC

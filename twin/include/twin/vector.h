@@ -1,0 +1,154 @@
+// Vector APIs (count form): every operand in UB, 32 B-aligned, large enough; arithmetic dtypes only.
+#pragma once
+#include <cmath>
+#include "tensor.h"
+
+namespace AscendC {
+enum class RoundMode { CAST_NONE = 0, CAST_RINT, CAST_FLOOR, CAST_CEIL, CAST_ROUND, CAST_TRUNC, CAST_ODD, CAST_HYBRID };
+}
+
+namespace twin {
+
+void CheckVecOperand(const char* api, const char* which, AscendC::TPosition pos, uint32_t ubOffset, uint64_t needBytes, uint32_t haveBytes);
+void CheckCount(const char* api, int64_t count);
+void CheckCastMode(const char* src, const char* dst, AscendC::RoundMode mode);
+uint32_t ReduceTmpElems(uint32_t count, uint32_t elemSize);
+
+template <typename T> void CheckArith(const char* api) {
+    if constexpr (std::is_same_v<T, bfloat16_t>)
+        Fail(api, "bfloat16_t arithmetic is not supported on any Ascend product; Cast to float first");
+    else if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, half>)
+        Fail(api, Fmt("dtype %s is not supported by this API in the twin", TypeName<T>()));
+}
+
+template <typename T> void CheckVec(const char* api, const char* which, const AscendC::LocalTensor<T>& t, int64_t count) {
+    CheckVecOperand(api, which, t.GetPosition(), t.UbOffset(), uint64_t(count) * sizeof(T), t.Bytes());
+}
+
+template <typename T, typename F>
+void Binary(const char* api, const AscendC::LocalTensor<T>& d, const AscendC::LocalTensor<T>& a, const AscendC::LocalTensor<T>& b, int32_t n, F f) {
+    CheckArith<T>(api);
+    CheckCount(api, n);
+    CheckVec(api, "dst", d, n);
+    CheckVec(api, "src0", a, n);
+    CheckVec(api, "src1", b, n);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, half>) {
+        if (Cur().countOnly) return;
+        T* dp = d.Data();
+        const T* ap = a.Data();
+        const T* bp = b.Data();
+        for (int32_t i = 0; i < n; ++i) dp[i] = f(ap[i], bp[i]);
+    }
+}
+
+template <typename T, typename F>
+void Unary(const char* api, const AscendC::LocalTensor<T>& d, const AscendC::LocalTensor<T>& a, int32_t n, F f) {
+    CheckArith<T>(api);
+    CheckCount(api, n);
+    CheckVec(api, "dst", d, n);
+    CheckVec(api, "src", a, n);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, half>) {
+        if (Cur().countOnly) return;
+        T* dp = d.Data();
+        const T* ap = a.Data();
+        for (int32_t i = 0; i < n; ++i) dp[i] = f(ap[i]);
+    }
+}
+
+template <typename T> T TreeSum(const T* p, uint32_t n) {
+    T buf[128];
+    for (uint32_t i = 0; i < n; ++i) buf[i] = p[i];
+    for (uint32_t w = 1; w < n; w *= 2)
+        for (uint32_t i = 0; i + w < n; i += 2 * w) buf[i] = buf[i] + buf[i + w];
+    return buf[0];
+}
+
+}  // namespace twin
+
+namespace AscendC {
+
+template <typename T> void Add(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
+    twin::Binary("Add", d, a, b, n, [](auto x, auto y) { return decltype(x)(x + y); });
+}
+template <typename T> void Sub(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
+    twin::Binary("Sub", d, a, b, n, [](auto x, auto y) { return decltype(x)(x - y); });
+}
+template <typename T> void Mul(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
+    twin::Binary("Mul", d, a, b, n, [](auto x, auto y) { return decltype(x)(x * y); });
+}
+template <typename T> void Div(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
+    twin::Binary("Div", d, a, b, n, [](auto x, auto y) { return decltype(x)(x / y); });
+}
+template <typename T> void Muls(const LocalTensor<T>& d, const LocalTensor<T>& a, const T& s, int32_t n) {
+    twin::Unary("Muls", d, a, n, [s](auto x) { return decltype(x)(x * s); });
+}
+template <typename T> void Adds(const LocalTensor<T>& d, const LocalTensor<T>& a, const T& s, int32_t n) {
+    twin::Unary("Adds", d, a, n, [s](auto x) { return decltype(x)(x + s); });
+}
+
+template <typename T> void Duplicate(const LocalTensor<T>& d, const T& v, int32_t n) {
+    twin::CheckCount("Duplicate", n);
+    twin::CheckVec("Duplicate", "dst", d, n);
+    if (twin::Cur().countOnly) return;
+    T* dp = d.Data();
+    for (int32_t i = 0; i < n; ++i) dp[i] = v;
+}
+
+// Sum of `count` elements into dst[0]: tree within each 256 B repeat; across repeats sequential
+// on A2 (count form) and a tree elsewhere. sharedTmpBuffer must be as large as documented.
+template <typename T>
+void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& tmp, int32_t count) {
+    const char* api = "ReduceSum";
+    twin::CheckArith<T>(api);
+    twin::CheckCount(api, count);
+    twin::CheckVec(api, "dst", dst, 1);
+    twin::CheckVec(api, "src", src, count);
+    twin::CheckVec(api, "sharedTmpBuffer", tmp, twin::ReduceTmpElems(count, sizeof(T)));
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, half>) {
+        if (twin::Cur().countOnly || count == 0) return;
+        const uint32_t perRepeat = 256 / sizeof(T);
+        const T* p = src.Data();
+        std::vector<T> parts;
+        for (uint32_t i = 0; i < uint32_t(count); i += perRepeat)
+            parts.push_back(twin::TreeSum(p + i, std::min<uint32_t>(perRepeat, count - i)));
+        if (twin::Cur().chip->reduceSumSequential) {
+            for (size_t i = 1; i < parts.size(); ++i) parts[0] = T(parts[0] + parts[i]);
+        } else {
+            for (size_t w = 1; w < parts.size(); w *= 2)
+                for (size_t i = 0; i + w < parts.size(); i += 2 * w) parts[i] = T(parts[i] + parts[i + w]);
+        }
+        dst.Data()[0] = parts[0];
+    }
+}
+
+template <typename D, typename S> void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, uint32_t count) {
+    const char* api = "Cast";
+    twin::CheckCastMode(twin::TypeName<S>(), twin::TypeName<D>(), mode);
+    twin::CheckVec(api, "dst", dst, count);
+    twin::CheckVec(api, "src", src, count);
+    if (twin::Cur().countOnly) return;
+    D* dp = dst.Data();
+    const S* sp = src.Data();
+    if constexpr (std::is_same_v<S, bfloat16_t> && std::is_same_v<D, float>) {
+        for (uint32_t i = 0; i < count; ++i) dp[i] = twin::Bf16ToFloat(sp[i]);
+    } else if constexpr (std::is_same_v<S, half> && std::is_same_v<D, float>) {
+        for (uint32_t i = 0; i < count; ++i) dp[i] = float(sp[i]);
+    } else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, half>) {
+        // Out-of-range values saturate, as the hardware does by default.
+        for (uint32_t i = 0; i < count; ++i) {
+            float v = sp[i];
+            if (std::isfinite(v)) v = v > 65504.0f ? 65504.0f : (v < -65504.0f ? -65504.0f : v);
+            dp[i] = half(v);
+        }
+    } else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, bfloat16_t>) {
+        for (uint32_t i = 0; i < count; ++i) {
+            bfloat16_t b = twin::FloatToBf16Rint(sp[i]);
+            if ((b.bits & 0x7fff) == 0x7f80 && std::isfinite(sp[i])) b.bits = uint16_t((b.bits & 0x8000) | 0x7f7f);
+            dp[i] = b;
+        }
+    } else {
+        twin::Fail(api, twin::Fmt("%s -> %s is not implemented in the twin", twin::TypeName<S>(), twin::TypeName<D>()));
+    }
+}
+
+}  // namespace AscendC

@@ -1,0 +1,63 @@
+// C entry points for airfuse/twin.py: the shared tiling core, by op, on flattened shapes.
+#include <cstdio>
+#include "rms_norm.h"
+#include "add.h"
+
+namespace {
+
+using airfuse::ChipInfo;
+using airfuse::tiling::DType;
+using airfuse::tiling::Result;
+
+int Finish(const Result& r, uint32_t* blockDim, uint64_t* workspace, char* err, int errLen) {
+    if (!r.ok()) {
+        std::snprintf(err, size_t(errLen), "%s", r.error.c_str());
+        return 1;
+    }
+    *blockDim = r.blockDim;
+    *workspace = r.workspaceBytes;
+    return 0;
+}
+
+const ChipInfo* Chip(const char* soc, char* err, int errLen) {
+    const ChipInfo* c = airfuse::FindChip(soc);
+    if (!c) std::snprintf(err, size_t(errLen), "unknown chip '%s'", soc);
+    return c;
+}
+
+}  // namespace
+
+extern "C" {
+
+int twin_tiling_rms_norm(const char* soc, uint64_t rows, uint32_t cols, int32_t x, int32_t gamma, float eps, uint32_t force, void* out, uint32_t* blockDim,
+                         uint64_t* workspace, char* err, int errLen) {
+    const ChipInfo* c = Chip(soc, err, errLen);
+    if (!c) return 1;
+    auto r = airfuse::tiling::RmsNorm(*c, rows, cols, DType(x), DType(gamma), eps, static_cast<AirfuseRmsNormTilingData*>(out), force);
+    return Finish(r, blockDim, workspace, err, errLen);
+}
+
+int twin_tiling_rms_norm_grad(const char* soc, uint64_t rows, uint32_t cols, int32_t x, int32_t gamma, uint32_t force, void* out, uint32_t* blockDim,
+                              uint64_t* workspace, char* err, int errLen) {
+    const ChipInfo* c = Chip(soc, err, errLen);
+    if (!c) return 1;
+    auto r = airfuse::tiling::RmsNormGrad(*c, rows, cols, DType(x), DType(gamma), static_cast<AirfuseRmsNormGradTilingData*>(out), force);
+    return Finish(r, blockDim, workspace, err, errLen);
+}
+
+int twin_tiling_add(const char* soc, uint64_t elems, int32_t dtype, uint32_t force, void* out, uint32_t* blockDim, uint64_t* workspace, char* err, int errLen) {
+    const ChipInfo* c = Chip(soc, err, errLen);
+    if (!c) return 1;
+    auto r = airfuse::tiling::Add(*c, elems, DType(dtype), static_cast<AirfuseAddTilingData*>(out), force);
+    return Finish(r, blockDim, workspace, err, errLen);
+}
+
+uint32_t twin_tiling_size(const char* op) {
+    std::string o = op;
+    if (o == "rms_norm") return sizeof(AirfuseRmsNormTilingData);
+    if (o == "rms_norm_grad") return sizeof(AirfuseRmsNormGradTilingData);
+    if (o == "add") return sizeof(AirfuseAddTilingData);
+    return 0;
+}
+
+}  // extern "C"
