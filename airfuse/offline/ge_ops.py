@@ -1,0 +1,448 @@
+"""GE operator semantics on the CPU: the op table of airfuse's offline GE executor.
+
+``GE_OPS`` maps a GE op type to one function ``fn(node, *inputs)`` that returns the op's output
+tensor (or a tuple, for several outputs). ``inputs`` are the node's data inputs in GE order, with
+``None`` for an absent optional input. Attributes are read through ``node`` (an
+``airfuse.offline.ge_executor.Node``): the executor refuses a node with an attribute the function
+did not read, so an attribute that is not honoured can never be ignored silently. An attribute
+whose non-default values are not implemented is read with ``node.expect(name, default)``.
+
+Semantics follow GE's operator definitions (the IR prototypes TorchAir's ``ge_apis`` mirror), not
+torch's: e.g. GE binary ops take one dtype for both inputs (TorchAir inserts the Casts), and
+``dst_type``-like attrs use GE's DataType numbering. To add an op: one function here, its entry in
+``GE_OPS``, and its unit test in ``tests/offline/test_ge_ops.py``.
+"""
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+# GE DataType names -> torch dtypes. The numbers differ between GE's DataType (attrs such as
+# dst_type, TorchAir's output dtypes) and the protobuf enum of tensor descriptors; both are
+# looked up by name from TorchAir's own tables (see ge_executor).
+TORCH_DTYPE_OF_GE_NAME = {
+    "DT_FLOAT": torch.float32,
+    "DT_FLOAT16": torch.float16,
+    "DT_BF16": torch.bfloat16,
+    "DT_DOUBLE": torch.float64,
+    "DT_INT8": torch.int8,
+    "DT_UINT8": torch.uint8,
+    "DT_INT16": torch.int16,
+    "DT_INT32": torch.int32,
+    "DT_INT64": torch.int64,
+    "DT_BOOL": torch.bool,
+}
+
+_HALF_DTYPES = (torch.float16, torch.bfloat16)
+
+
+def ge_dtype_to_torch(number: int, what: str) -> torch.dtype:
+    """A GE DataType number (``torchair.ge.DataType``, not the protobuf enum) as a torch dtype."""
+    from torchair.ge import DataType
+
+    for name, dtype in TORCH_DTYPE_OF_GE_NAME.items():
+        if getattr(DataType, name) == number:
+            return dtype
+    raise NotImplementedError(
+        f"{what} is GE DataType {number}, which the offline GE executor does not map to a torch dtype "
+        f"(it knows {', '.join(TORCH_DTYPE_OF_GE_NAME)})"
+    )
+
+
+def _check(condition, message):
+    # The executor prefixes the node's name and type to every error an op raises.
+    if not condition:
+        raise ValueError(message)
+
+
+def _same_dtype(**tensors):
+    dtypes = {name: t.dtype for name, t in tensors.items()}
+    _check(len(set(dtypes.values())) == 1, f"inputs must share one dtype (GE type T), got {dtypes}")
+
+
+def _ints(tensor, name):
+    """A host-side index/shape input (an int tensor) as a list of ints."""
+    _check(tensor is not None, f"input {name} is required")
+    _check(not tensor.dtype.is_floating_point and tensor.dtype != torch.bool, f"{name} must be an integer tensor, got {tensor.dtype}")
+    _check(tensor.dim() <= 1, f"{name} must be a scalar or a 1-D tensor, got shape {list(tensor.shape)}")
+    return [int(v) for v in tensor.reshape(-1).tolist()]
+
+
+def _int(tensor, name):
+    values = _ints(tensor, name)
+    _check(len(values) == 1, f"{name} must hold one value, got {values}")
+    return values[0]
+
+
+def _axis(axis, rank, name):
+    _check(-rank <= axis < rank, f"{name} {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def _axes(axes, rank, name):
+    normalized = [_axis(a, rank, name) for a in axes]
+    _check(len(set(normalized)) == len(normalized), f"{name} {axes} repeats an axis")
+    return normalized
+
+
+def _float_compute(fn, *tensors):
+    """Run ``fn`` in float32 for float16/bfloat16 inputs (as Ascend kernels accumulate), cast back."""
+    dtype = tensors[0].dtype
+    if dtype in _HALF_DTYPES:
+        return fn(*(t.float() for t in tensors)).to(dtype)
+    return fn(*tensors)
+
+
+def _binary(fn):
+    def op(node, x1, x2):
+        _same_dtype(x1=x1, x2=x2)
+        return fn(x1, x2)
+
+    return op
+
+
+def _unary(fn):
+    def op(node, x):
+        return fn(x)
+
+    return op
+
+
+def _float_unary(fn):
+    def op(node, x):
+        _check(x.dtype.is_floating_point, f"x must be a floating tensor, got {x.dtype}")
+        return fn(x)
+
+    return op
+
+
+# --- elementwise -------------------------------------------------------------------------------
+
+def real_div(node, x1, x2):
+    # GE RealDiv is true division within one floating dtype; torch.div would promote integers.
+    _same_dtype(x1=x1, x2=x2)
+    _check(x1.dtype.is_floating_point, f"x1, x2 must be floating tensors, got {x1.dtype}")
+    return x1 / x2
+
+
+def muls(node, x):
+    return x * torch.tensor(node.float("value"), dtype=x.dtype)
+
+
+def sxpy(node, x1, x2, alpha):
+    # y = x1 - alpha * x2 (TorchAir's rsub: other - alpha * self).
+    _same_dtype(x1=x1, x2=x2)
+    if alpha is None:
+        return x1 - x2
+    _same_dtype(x1=x1, alpha=alpha)
+    return x1 - alpha * x2
+
+
+def exp(node, x):
+    # y = base ** (scale * x + shift); base -1 means e.
+    base, scale, shift = node.float("base"), node.float("scale"), node.float("shift")
+    _check(base == -1.0 or base > 0, f"attr base must be -1 (e) or > 0, got {base}")
+    z = x * scale + shift if (scale, shift) != (1.0, 0.0) else x
+    return torch.exp(z if base == -1.0 else z * math.log(base))
+
+
+def swish(node, x):
+    scale = node.float("scale")
+    return x * torch.sigmoid(x * scale) if scale != 1.0 else F.silu(x)
+
+
+def gelu(node, x):
+    # GE's Gelu is the tanh approximation, whatever aten.gelu's ``approximate`` was.
+    return F.gelu(x, approximate="tanh")
+
+
+def gelu_grad(node, dy, x, y):
+    # Derivative of the tanh approximation; ``y`` is a placeholder (TorchAir feeds dy into it).
+    _same_dtype(dy=dy, x=x)
+    return torch.ops.aten.gelu_backward(dy, x, approximate="tanh")
+
+
+def relu_grad(node, gradients, features):
+    _same_dtype(gradients=gradients, features=features)
+    return torch.where(features > 0, gradients, torch.zeros((), dtype=gradients.dtype))
+
+
+def sigmoid_grad(node, y, dy):
+    node.expect("complex_conj", False)
+    _same_dtype(y=y, dy=dy)
+    return dy * y * (1 - y)
+
+
+def tanh_grad(node, y, dy):
+    node.expect("complex_conj", False)
+    _same_dtype(y=y, dy=dy)
+    return dy * (1 - y * y)
+
+
+def logical_not(node, x):
+    _check(x.dtype == torch.bool, f"x must be bool, got {x.dtype}")
+    return torch.logical_not(x)
+
+
+def masked_fill(node, x, mask, value):
+    _check(mask.dtype == torch.bool, f"mask must be bool, got {mask.dtype}")
+    _same_dtype(x=x, value=value)
+    _check(value.numel() == 1, f"value must hold one element, got shape {list(value.shape)}")
+    out = x.masked_fill(mask, value.reshape(()))
+    _check(out.shape == x.shape, f"mask {list(mask.shape)} must broadcast to x {list(x.shape)}")
+    return out
+
+
+def cast(node, x):
+    return x.to(ge_dtype_to_torch(node.int("dst_type"), "attr dst_type"))
+
+
+def tril(node, x):
+    _check(x.dim() >= 2, f"x must have rank >= 2, got {x.dim()}")
+    return torch.tril(x, node.int("diagonal"))
+
+
+# --- matrix products ---------------------------------------------------------------------------
+
+def _matmul(x1, x2, bias, t1, t2, batched):
+    _same_dtype(x1=x1, x2=x2)
+    if batched:
+        _check(x1.dim() >= 2 and x2.dim() >= 2, f"x1, x2 must have rank >= 2, got {x1.dim()}, {x2.dim()}")
+    else:
+        _check(x1.dim() == 2 and x2.dim() == 2, f"x1, x2 must be 2-D, got {x1.dim()}-D, {x2.dim()}-D")
+    a = x1.transpose(-1, -2) if t1 else x1
+    b = x2.transpose(-1, -2) if t2 else x2
+    _check(a.shape[-1] == b.shape[-2], f"contracted dims differ: {list(a.shape)} @ {list(b.shape)}")
+    y = torch.matmul(a, b)
+    if bias is not None:
+        _same_dtype(x1=x1, bias=bias)
+        y = y + bias
+    return y
+
+
+def mat_mul(node, x1, x2, bias):
+    return _matmul(x1, x2, bias, node.bool("transpose_x1"), node.bool("transpose_x2"), batched=False)
+
+
+def mat_mul_v2(node, x1, x2, bias, offset_w):
+    _check(offset_w is None, "offset_w (quantized weights) is not implemented by the offline executor")
+    node.expect("offset_x", 0)
+    return _matmul(x1, x2, bias, node.bool("transpose_x1"), node.bool("transpose_x2"), batched=False)
+
+
+def batch_mat_mul(node, x1, x2):
+    return _matmul(x1, x2, None, node.bool("adj_x1"), node.bool("adj_x2"), batched=True)
+
+
+# --- reductions and softmax --------------------------------------------------------------------
+
+def _reduce(x, axes, keep_dims, noop_with_empty_axes, fn):
+    dims = _axes(_ints(axes, "axes"), x.dim(), "axes")
+    if not dims and x.dim() > 0:
+        # Empty axes reduce nothing when noop_with_empty_axes, everything otherwise (ReduceMean's
+        # attr; ReduceSum has none here, and TorchAir always lists the axes, so it is refused).
+        _check(noop_with_empty_axes is not None, "empty axes on a tensor of rank > 0 are not implemented for this op")
+        if noop_with_empty_axes:
+            return x
+        dims = list(range(x.dim()))
+    return fn(x, dims, keep_dims) if dims else x
+
+
+def reduce_sum(node, x, axes):
+    return _reduce(x, axes, node.bool("keep_dims"), None, lambda t, d, k: t.sum(d, keepdim=k, dtype=t.dtype))
+
+
+def reduce_mean(node, x, axes):
+    _check(x.dtype.is_floating_point, f"x must be a floating tensor, got {x.dtype}")
+    mean = lambda t, d, k: _float_compute(lambda f: f.mean(d, keepdim=k), t)  # noqa: E731
+    return _reduce(x, axes, node.bool("keep_dims"), node.bool("noop_with_empty_axes"), mean)
+
+
+def _softmax_axes(node, x):
+    return _axes(node.ints("axes"), x.dim(), "attr axes")
+
+
+def softmax_v2(node, x):
+    _check(x.dtype.is_floating_point, f"x must be a floating tensor, got {x.dtype}")
+    dims = _softmax_axes(node, x)
+    out_dtype = torch.float32 if node.bool("half_to_float") and x.dtype == torch.float16 else x.dtype
+    xf = x.float() if x.dtype in _HALF_DTYPES else x
+    e = torch.exp(xf - xf.amax(dims, keepdim=True))
+    return (e / e.sum(dims, keepdim=True)).to(out_dtype)
+
+
+def softmax_grad(node, softmax, grad_softmax):
+    _same_dtype(softmax=softmax, grad_softmax=grad_softmax)
+    dims = _softmax_axes(node, softmax)
+    return _float_compute(lambda s, g: (g - (g * s).sum(dims, keepdim=True)) * s, softmax, grad_softmax)
+
+
+# --- shapes, layout and indexing ---------------------------------------------------------------
+
+def identity(node, x):
+    return x
+
+
+def shape(node, x):
+    return torch.tensor(x.shape, dtype=ge_dtype_to_torch(node.int("dtype"), "attr dtype"))
+
+
+def reshape(node, x, shape_):
+    node.expect("axis", 0)
+    node.expect("num_axes", -1)
+    return x.reshape(_ints(shape_, "shape"))
+
+
+def transpose(node, x, perm):
+    dims = _ints(perm, "perm")
+    _check(len(dims) == x.dim(), f"perm {dims} must list {x.dim()} axes")
+    return x.permute(_axes(dims, x.dim(), "perm"))
+
+
+def squeeze(node, x):
+    axes = node.ints("axis")
+    if not axes:
+        return x.squeeze()
+    dims = _axes(axes, x.dim(), "attr axis")
+    _check(all(x.shape[d] == 1 for d in dims), f"attr axis {axes} names dims of shape {list(x.shape)} that are not 1")
+    return x.squeeze(dims)
+
+
+def unsqueeze(node, x):
+    axes = node.ints("axes")
+    rank = x.dim() + len(axes)
+    for axis in sorted(_axes(axes, rank, "attr axes")):
+        x = x.unsqueeze(axis)
+    return x
+
+
+def broadcast_to(node, x, shape_):
+    dims = _ints(shape_, "shape")
+    _check(len(dims) >= x.dim(), f"shape {dims} has lower rank than x {list(x.shape)}")
+    _check(all(d >= 0 for d in dims), f"shape {dims} has negative sizes")
+    return x.expand(dims)
+
+
+def fill(node, dims, value):
+    _check(value.numel() == 1, f"value must hold one element, got shape {list(value.shape)}")
+    return value.reshape(()).expand(_ints(dims, "dims")).clone()
+
+
+def pack(node, *x):
+    _check(len(x) == node.int("N"), f"attr N is {node.int('N')} but {len(x)} tensors are packed")
+    _same_dtype(**{f"x{i}": t for i, t in enumerate(x)})
+    return torch.stack(x, _axis(node.int("axis"), x[0].dim() + 1, "attr axis"))
+
+
+def concat_v2(node, *inputs):
+    *x, concat_dim = inputs
+    _check(len(x) == node.int("N"), f"attr N is {node.int('N')} but {len(x)} tensors are concatenated")
+    _same_dtype(**{f"x{i}": t for i, t in enumerate(x)})
+    return torch.cat(x, _axis(_int(concat_dim, "concat_dim"), x[0].dim(), "concat_dim"))
+
+
+def split_v(node, x, size_splits, split_dim):
+    num_split = node.int("num_split")
+    sizes = _ints(size_splits, "size_splits")
+    dim = _axis(_int(split_dim, "split_dim"), x.dim(), "split_dim")
+    _check(len(sizes) == num_split, f"size_splits {sizes} does not have num_split={num_split} entries")
+    _check(sizes.count(-1) <= 1 and all(s >= -1 for s in sizes), f"size_splits {sizes}: at most one -1, no other negatives")
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = x.shape[dim] - (sum(sizes) + 1)
+    _check(sum(sizes) == x.shape[dim] and min(sizes) >= 0, f"size_splits {sizes} do not split dim {dim} of size {x.shape[dim]}")
+    return tuple(torch.split(x, sizes, dim))
+
+
+def _gather(x, indices, axis, negative_ok):
+    _check(not indices.dtype.is_floating_point and indices.dtype != torch.bool, f"indices must be integers, got {indices.dtype}")
+    size = x.shape[axis]
+    low = -size if negative_ok else 0
+    _check(bool(((indices >= low) & (indices < size)).all()), f"indices out of range [{low}, {size}) for axis {axis}")
+    flat = indices.reshape(-1).long() % max(size, 1)
+    out = torch.index_select(x, axis, flat)
+    return out.reshape((*x.shape[:axis], *indices.shape, *x.shape[axis + 1:]))
+
+
+def gather(node, x, indices):
+    node.expect("batch_dims", 0)
+    node.bool("validate_indices")  # indices are always validated here
+    node.expect("is_preprocessed", False)
+    return _gather(x, indices, 0, node.bool("negative_index_support"))
+
+
+def gather_v2(node, x, indices, axis):
+    node.expect("batch_dims", 0)
+    node.expect("is_preprocessed", False)
+    dim = _axis(_int(axis, "axis"), x.dim(), "axis")
+    return _gather(x, indices, dim, node.bool("negative_index_support"))
+
+
+def strided_slice_v2(node, x, begin, end, axes, strides):
+    for mask in ("ellipsis_mask", "new_axis_mask", "shrink_axis_mask"):
+        node.expect(mask, 0)
+    begin_mask, end_mask = node.int("begin_mask"), node.int("end_mask")
+    starts, stops = _ints(begin, "begin"), _ints(end, "end")
+    # Without axes, entry i slices dim i and mask bit i names both; with axes, whether a bit names
+    # the entry or the dim is not settled here, so masks are refused there (TorchAir sets none).
+    _check(axes is None or begin_mask == end_mask == 0, "begin_mask/end_mask together with the axes input are not implemented")
+    dims = _ints(axes, "axes") if axes is not None else list(range(len(starts)))
+    steps = _ints(strides, "strides") if strides is not None else [1] * len(starts)
+    _check(len(starts) == len(stops) == len(dims) == len(steps), "begin, end, axes and strides differ in length")
+    _check(all(s != 0 for s in steps), f"strides {steps} contain 0")
+    for i, (start, stop, dim, step) in enumerate(zip(starts, stops, _axes(dims, x.dim(), "axes"), steps, strict=True)):
+        # A set mask bit i means: ignore begin[i] / end[i] and take the dim from its start / to its end.
+        start = None if begin_mask >> i & 1 else start
+        stop = None if end_mask >> i & 1 else stop
+        x = torch.index_select(x, dim, torch.arange(*slice(start, stop, step).indices(x.shape[dim])))
+    return x
+
+
+GE_OPS = {
+    "Abs": _unary(torch.abs),
+    "Add": _binary(torch.add),
+    "BatchMatMul": batch_mat_mul,
+    "BroadcastTo": broadcast_to,
+    "Cast": cast,
+    "ConcatV2": concat_v2,
+    "Exp": exp,
+    "Fill": fill,
+    "Gather": gather,
+    "GatherV2": gather_v2,
+    "Gelu": gelu,
+    "GeluGrad": gelu_grad,
+    "Identity": identity,
+    "LogicalNot": logical_not,
+    "MaskedFill": masked_fill,
+    "MatMul": mat_mul,
+    "MatMulV2": mat_mul_v2,
+    "Mul": _binary(torch.mul),
+    "Muls": muls,
+    "Neg": _unary(torch.neg),
+    "Pack": pack,
+    "Pow": _binary(torch.pow),
+    "RealDiv": real_div,
+    "ReduceMean": reduce_mean,
+    "ReduceSum": reduce_sum,
+    "Relu": _unary(torch.relu),
+    "ReluGrad": relu_grad,
+    "Reshape": reshape,
+    "Rsqrt": _float_unary(torch.rsqrt),
+    "Shape": shape,
+    "Sigmoid": _float_unary(torch.sigmoid),
+    "SigmoidGrad": sigmoid_grad,
+    "Sign": _unary(torch.sign),
+    "SoftmaxGrad": softmax_grad,
+    "SoftmaxV2": softmax_v2,
+    "SplitV": split_v,
+    "Squeeze": squeeze,
+    "StridedSliceV2": strided_slice_v2,
+    "Sub": _binary(torch.sub),
+    "Swish": swish,
+    "Sxpy": sxpy,
+    "Tanh": _float_unary(torch.tanh),
+    "TanhGrad": tanh_grad,
+    "Tril": tril,
+    "Transpose": transpose,
+    "Unsqueeze": unsqueeze,
+}

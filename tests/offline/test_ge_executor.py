@@ -1,0 +1,229 @@
+"""The offline GE executor's graph handling: Data/Const/NetOutput, ordering, host inputs, assigned
+outputs, Airfuse nodes, the stand-in native module, and every refusal naming node and op."""
+
+import random
+
+import pytest
+import torch
+
+from airfuse.offline import native_module
+from airfuse.offline.ge_executor import GeExecutionError, GeExecutor
+from ge_graphs import DataType, GeGraph, build_graph, ge, ge_ir_pb2, rand, run_graph, run_op, torchair
+
+
+def test_data_nodes_take_inputs_by_index_not_by_position():
+    graph = GeGraph()
+    with graph:
+        second = ge.Data(index=1, dtype=DataType.DT_FLOAT, shape=[2], placement="CPU")
+        first = ge.Data(index=0, dtype=DataType.DT_FLOAT, shape=[2], placement="CPU")
+        ge.NetOutput([ge.Sub(first, second)])
+    a, b = rand(2), rand(2)
+    torch.testing.assert_close(run_graph(graph._proto, a, b)[0], a - b)
+
+
+@pytest.mark.parametrize(
+    "value", [torch.tensor([[1.5, -2.0]]), torch.tensor(3, dtype=torch.int32), torch.tensor([True, False]),
+              torch.tensor([0.1, 7.0], dtype=torch.bfloat16), torch.empty(0, 3, dtype=torch.float16)], ids=str
+)
+def test_const_decodes_its_tensor(value):
+    out = run_op(lambda: ge.Const(value))
+    assert out.dtype == value.dtype and torch.equal(out, value)
+
+
+def test_net_output_order_and_outputs_that_own_their_memory():
+    x = rand(3)
+    outs = run_graph(build_graph(lambda t: [ge.Neg(t), t, ge.Abs(t), t], x), x)
+    assert [o.shape for o in outs] == [(3,)] * 4
+    torch.testing.assert_close(outs[0], -x)
+    torch.testing.assert_close(outs[2], x.abs())
+    # An output that is an input, or the same tensor twice, is copied, as GE writes fresh outputs.
+    assert torch.equal(outs[1], x) and torch.equal(outs[3], x)
+    pointers = {o.untyped_storage().data_ptr() for o in outs} | {x.untyped_storage().data_ptr()}
+    assert len(pointers) == 5
+
+
+def test_topological_order_does_not_depend_on_the_op_list_order():
+    x = rand(4)
+    graph = build_graph(lambda t: ge.Mul(ge.Exp(ge.Neg(t)), ge.Add(t, t)), x)
+    ops = list(graph.op)
+    random.Random(0).shuffle(ops)
+    del graph.op[:]
+    graph.op.extend(ops)
+    torch.testing.assert_close(run_graph(graph, x)[0], torch.exp(-x) * (x + x))
+
+
+def test_control_edges_only_order():
+    x = rand(4)
+
+    def build(t):
+        first = ge.Abs(t)
+        return ge.Neg(t, dependencies=[first])
+
+    graph = build_graph(build, x)
+    assert any(edge.endswith(":-1") for op in graph.op for edge in op.input)
+    torch.testing.assert_close(run_graph(graph, x)[0], -x)
+
+
+def test_cycles_and_dangling_inputs_are_refused():
+    graph = build_graph(lambda t: ge.Neg(ge.Abs(t)), rand(2))
+    neg, abs_ = [op for op in graph.op if op.type == "Neg"][0], [op for op in graph.op if op.type == "Abs"][0]
+    abs_.input[0] = f"{neg.name}:0"
+    with pytest.raises(GeExecutionError, match="cycle"):
+        GeExecutor(graph)
+    abs_.input[0] = "nowhere:0"
+    with pytest.raises(GeExecutionError, match="unknown node 'nowhere'"):
+        GeExecutor(graph)
+
+
+def test_symbolic_sizes_arrive_as_one_element_host_tensors():
+    graph = GeGraph()
+    with graph:
+        size = ge.Data(index=0, dtype=DataType.DT_INT64, shape=[], placement="CPU")
+        value = ge.Data(index=1, dtype=DataType.DT_FLOAT, shape=[], placement="CPU")
+        ge.NetOutput([ge.Fill(ge.Pack([size, ge.Const(3, dtype=DataType.DT_INT64)], N=2), value)])
+    [out] = run_graph(graph._proto, torch.tensor([5]), torch.tensor(2.0))
+    assert torch.equal(out, torch.full((5, 3), 2.0))
+
+
+def test_assigned_outputs_receive_the_results():
+    x = rand(2, 3)
+    target = torch.zeros(2, 3)
+    graph = build_graph(lambda t: [ge.Neg(t), ge.Abs(t)], x)
+    outs = run_graph(graph, x, assigned_outputs=[None, target])
+    assert outs[1] is target and torch.equal(target, x.abs())
+    torch.testing.assert_close(outs[0], -x)
+    with pytest.raises(GeExecutionError, match="assigned tensor"):
+        run_graph(graph, x, assigned_outputs=[torch.zeros(3)])
+
+
+def test_output_dtypes_are_checked_in_ge_numbering():
+    x = rand(2)
+    graph = build_graph(lambda t: ge.Cast(t, dst_type=DataType.DT_FLOAT16), x)
+    assert run_graph(graph, x, output_dtypes=[DataType.DT_FLOAT16])[0].dtype == torch.float16
+    with pytest.raises(GeExecutionError, match="output 0 is torch.float16, GE declares torch.float32"):
+        run_graph(graph, x, output_dtypes=[DataType.DT_FLOAT])
+    with pytest.raises(GeExecutionError, match="output dtypes"):
+        run_graph(graph, x, output_dtypes=[])
+
+
+def test_declared_dtype_and_shape_of_a_traced_node_are_checked():
+    """TorchAir records the FX node's fake tensor in ``_meta``; a node computing something else is a bug."""
+    x = rand(2, 3)
+    graph = build_graph(lambda t: ge.Cast(t, dst_type=DataType.DT_FLOAT16), x)
+    [cast] = [op for op in graph.op if op.type == "Cast"]
+    desc = cast.output_desc[0]
+    desc.attr["_meta"].s = b"Tensor(...)"
+    desc.dtype = ge_ir_pb2.DataType.Value("DT_FLOAT16")
+    desc.shape.dim.extend([-1, 3])
+    run_graph(graph, x)
+    desc.dtype = ge_ir_pb2.DataType.Value("DT_BF16")
+    with pytest.raises(GeExecutionError, match=r"node 'Cast'.*torch.float16, the graph declares torch.bfloat16"):
+        run_graph(graph, x)
+    desc.dtype = ge_ir_pb2.DataType.Value("DT_FLOAT16")
+    desc.shape.dim[:] = [2, 4]
+    with pytest.raises(GeExecutionError, match=r"shape \[2, 3\], the graph declares \[2, 4\]"):
+        run_graph(graph, x)
+
+
+def test_inputs_that_do_not_match_their_data_node_are_refused():
+    graph = build_graph(ge.Neg, rand(2, 3))
+    with pytest.raises(GeExecutionError, match="torch.int64, the graph declares torch.float32"):
+        run_graph(graph, torch.zeros(2, 3, dtype=torch.int64))
+    with pytest.raises(GeExecutionError, match="shape"):
+        run_graph(graph, rand(3, 2))
+    with pytest.raises(GeExecutionError, match="index 0, but the graph was run with 0 inputs"):
+        run_graph(graph)
+
+
+def test_an_unknown_op_type_is_refused_when_the_graph_is_built():
+    graph = build_graph(ge.Neg, rand(2))
+    [neg] = [op for op in graph.op if op.type == "Neg"]
+    neg.type = "Erfinv"
+    with pytest.raises(GeExecutionError) as error:
+        GeExecutor(graph)
+    message = str(error.value)
+    assert f"'{neg.name}'" in message and "Erfinv" in message and "airfuse/offline/ge_ops.py" in message
+
+
+def test_an_attr_the_op_does_not_read_is_refused():
+    graph = build_graph(ge.Neg, rand(2))
+    [neg] = [op for op in graph.op if op.type == "Neg"]
+    neg.attr["approximate"].s = b"tanh"
+    neg.attr["_bookkeeping"].i = 1  # TorchAir's own "_" attrs are not semantics
+    with pytest.raises(GeExecutionError, match=r"attrs \['approximate'\] are not honoured.*airfuse/offline/ge_ops.py"):
+        run_graph(graph, rand(2))
+
+
+def test_a_missing_or_mistyped_attr_is_refused():
+    graph = build_graph(lambda t: ge.Cast(t, dst_type=DataType.DT_FLOAT16), rand(2))
+    [cast] = [op for op in graph.op if op.type == "Cast"]
+    cast.attr["dst_type"].f = 1.0
+    with pytest.raises(GeExecutionError, match="attr dst_type is f, expected i"):
+        run_graph(graph, rand(2))
+    del cast.attr["dst_type"]
+    with pytest.raises(GeExecutionError, match="attr dst_type is missing"):
+        run_graph(graph, rand(2))
+
+
+def _rms_norm_graph(x, gamma, epsilon):
+    return build_graph(
+        lambda a, b: list(torchair.ge.custom_op(
+            "AirfuseRmsNorm", inputs={"x": a, "gamma": b}, outputs=["y", "rstd"], attrs={"epsilon": torchair.ge.attr.Float(epsilon)}
+        )),
+        x, gamma,
+    )
+
+
+def test_airfuse_nodes_run_airfuse_kernels_with_their_attrs():
+    x, gamma = rand(3, 16), torch.rand(16) + 0.5
+    y, rstd = run_graph(_rms_norm_graph(x, gamma, 0.25), x, gamma)
+    y_ref, rstd_ref = torch.ops.airfuse.rms_norm(x, gamma, 0.25)
+    assert torch.equal(y, y_ref) and torch.equal(rstd, rstd_ref)
+
+
+def test_airfuse_nodes_with_inputs_out_of_ir_order_are_refused():
+    x, gamma = rand(3, 16), torch.rand(16)
+    graph = _rms_norm_graph(x, gamma, 1e-6)
+    [node] = [op for op in graph.op if op.type == "AirfuseRmsNorm"]
+    node.input_desc[0].name, node.input_desc[1].name = "gamma", "x"
+    with pytest.raises(GeExecutionError, match=r"inputs named \['gamma', 'x'\].*\['x', 'gamma'\]"):
+        GeExecutor(graph)
+    node.type = "AirfuseNoSuchOp"
+    with pytest.raises(GeExecutionError, match="not an op airfuse defines"):
+        GeExecutor(graph)
+
+
+def test_airfuse_kernel_errors_name_the_node():
+    x, gamma = rand(3, 8), torch.rand(16)
+    with pytest.raises(GeExecutionError, match=r"node 'AirfuseRmsNorm'.*gamma must have shape \[8\]"):
+        run_graph(_rms_norm_graph(x, gamma, 1e-6), x, gamma)
+
+
+def _serialized(graph):
+    model = ge_ir_pb2.ModelDef()
+    model.graph.add().CopyFrom(graph)
+    return model.SerializeToString()
+
+
+def test_stand_in_native_module_loads_compiles_and_runs():
+    x = rand(2, 3)
+    graph = build_graph(lambda t: [ge.Neg(t), ge.Cast(t, dst_type=DataType.DT_BF16)], x)
+    npu_graph = native_module.TorchNpuGraphBase("g")
+    npu_graph.load(_serialized(graph), {}, [1], [DataType.DT_FLOAT, DataType.DT_BF16], 0)
+    with pytest.raises(RuntimeError, match="before compile"):
+        npu_graph.run(([x], [], None))
+    npu_graph.compile()
+    outs = npu_graph.run(([x], [], None))
+    assert isinstance(outs, list) and len(outs) == 2
+    torch.testing.assert_close(outs[0], -x)
+    assert outs[1].dtype == torch.bfloat16
+
+
+def test_stand_in_compile_refuses_unknown_ops_before_running():
+    graph = build_graph(ge.Neg, rand(2))
+    [neg] = [op for op in graph.op if op.type == "Neg"]
+    neg.type = "Erfinv"
+    npu_graph = native_module.TorchNpuGraphBase("g")
+    npu_graph.load(_serialized(graph), {}, [1], [DataType.DT_FLOAT], 0)
+    with pytest.raises(GeExecutionError, match="Erfinv"):
+        npu_graph.compile()
