@@ -62,7 +62,12 @@ def _import_offline():
     return torchair
 
 
-def get_npu_backend(compiler_config=None):
-    """TorchAir's NPU backend for ``torch.compile`` (offline TorchAir where there is no NPU)."""
+def get_npu_backend(compiler_config=None, *, custom_decompositions=None):
+    """TorchAir's NPU backend for ``torch.compile`` (offline TorchAir where there is no NPU).
+
+    Arguments go to ``torchair.get_npu_backend`` unchanged, so the GE graphs are those TorchAir
+    builds on an NPU host. (TorchAir 2.13 has no converter for ``aten.silu_backward``: training
+    with F.silu needs ``custom_decompositions=get_decompositions([aten.silu_backward])``.)
+    """
     torchair = import_torchair()
-    return torchair.get_npu_backend(compiler_config=compiler_config)
+    return torchair.get_npu_backend(compiler_config=compiler_config, custom_decompositions=custom_decompositions or {})

@@ -37,8 +37,7 @@ class CountingBackend:
 def _training_backend():
     # TorchAir 2.13 has no converter for aten.silu_backward (it raises NotImplementedError), so
     # training with F.silu needs it decomposed; every other op goes through TorchAir unchanged.
-    torchair = airfuse.import_torchair()
-    return torchair.get_npu_backend(custom_decompositions=get_decompositions([torch.ops.aten.silu_backward]))
+    return airfuse.get_npu_backend(custom_decompositions=get_decompositions([torch.ops.aten.silu_backward]))
 
 
 def _inputs(name, seq, dtype):
