@@ -9,7 +9,7 @@ op_host's OpDef (checked by a test) and the tests themselves.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -77,13 +77,9 @@ class OpDefinition:
     attrs: tuple[IrAttr, ...]
     # One dict per supported combination, keyed by IR input and output names.
     dtype_combos: tuple[dict, ...]
-    doc: str = ""
-    _schema_obj: torch._C.FunctionSchema = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        parsed = torch._C.parse_schema(f"{self.qualname}{self.schema}")
-        object.__setattr__(self, "_schema_obj", parsed)
-        self._check_schema_matches_ir(parsed)
+        self._check_schema_matches_ir(torch._C.parse_schema(f"{self.qualname}{self.schema}"))
         self._check_dtype_combos()
 
     @property
@@ -148,10 +144,10 @@ class OpDefinition:
         for name in self.tensor_args:
             dtype = tensors[name].dtype
             allowed = self.allowed_dtypes(name, chosen, reference=reference)
-            given = "".join(f", {k}={dtype_name(v)}" for k, v in chosen.items())
+            given = ", ".join(f"{k}={dtype_name(v)}" for k, v in chosen.items())
             torch._check_type(
                 dtype in allowed,
-                lambda: f"{self.public_name}: {name} has dtype {dtype_name(dtype)}{' with' + given[1:] if given else ''}; "
+                lambda: f"{self.public_name}: {name} has dtype {dtype_name(dtype)}{f' with {given}' if given else ''}; "
                 f"expected one of {', '.join(dtype_name(d) for d in allowed)}",
             )
             chosen[name] = dtype

@@ -16,7 +16,6 @@ ADD = OpDefinition(
     outputs=(IrParam("z"),),
     attrs=(),
     dtype_combos=tuple({"x": dt, "y": dt, "z": dt} for dt in IR_FLOAT_DTYPES),
-    doc="z = x + y for tensors of the same shape and dtype.",
 )
 
 

@@ -33,7 +33,6 @@ RMS_NORM = OpDefinition(
         for dt in IR_FLOAT_DTYPES
         for gamma_dt in dict.fromkeys((dt, _F32))
     ),
-    doc="Root-mean-square normalization over the last dim, scaled by gamma.",
 )
 
 RMS_NORM_BACKWARD = OpDefinition(
@@ -46,7 +45,6 @@ RMS_NORM_BACKWARD = OpDefinition(
         {"dy": c["x"], "x": c["x"], "rstd": _F32, "gamma": c["gamma"], "dx": c["x"], "dgamma": c["gamma"]}
         for c in RMS_NORM.dtype_combos
     ),
-    doc="Gradients of rms_norm: dx in x's dtype, dgamma (summed over rows in float32) in gamma's dtype.",
 )
 
 
