@@ -3,11 +3,15 @@
 For each kernel, shape and dtype: the GM bytes the kernel moves (counted by the twin), the
 minimum (each input read once, each output written once, plus one float32 partial row per core
 used where a result is reduced across rows, as dgamma is), their ratio, the time that traffic
-takes at 1.6 TB/s (910B HBM, perf_anchors.md §1) and the block_dim the tiling chose.
+takes at the chip's GM bandwidth and the block_dim the tiling chose. Chips: 910B (1.6 TB/s HBM,
+perf_anchors.md §1; float16, bfloat16) and 310P (no DataCopyPad: whole 32 B blocks with
+overlapping windows; about 204 GB/s, half of the Atlas 300I Duo card's press figure, unverified;
+float16 only, it has no bfloat16).
 
 Big shapes run in the twin's count-only mode: the real kernel runs with every check and every
 copy counted, but without moving data or computing (tests/kernels/test_twin_traffic.py proves
-the counts equal a full run's). Needs `make twin`. Last line: worst_traffic_ratio=<x>.
+the counts equal a full run's). Needs `make twin`. Last line: worst_traffic_ratio=<x>, the worst
+row over every chip shown.
 """
 
 import argparse
@@ -17,10 +21,13 @@ import torch
 import airfuse  # noqa: F401
 from airfuse import twin
 
-HBM_BYTES_PER_S = 1.6e12
+# chip -> (GM bytes per second, dtypes)
+CHIPS = {
+    "Ascend910B2": (1.6e12, (torch.float16, torch.bfloat16)),
+    "Ascend310P3": (2.04e11, (torch.float16,)),
+}
 TOKENS = (1, 128, 4096, 16384)
 HIDDEN = (4096, 8192)
-DTYPES = (torch.float16, torch.bfloat16)
 
 
 def nbytes(*tensors):
@@ -43,25 +50,32 @@ def measure(kernel, tokens, hidden, dtype, chip):
     return run, minimum
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chip", default=twin.DEFAULT_CHIP)
-    args = parser.parse_args()
-    header = f"{'kernel':<18} {'tokens':>6} {'hidden':>6} {'dtype':<8} {'block_dim':>9} {'GM bytes':>12} {'min bytes':>12} {'ratio':>6} {'us@1.6TB/s':>10}"
-    print(f"chip {args.chip}")
-    print(header)
+def table(chip):
+    """Prints the chip's table; returns its worst ratio."""
+    bytes_per_s, dtypes = CHIPS[chip]
+    print(f"chip {chip}")
+    print(f"{'kernel':<18} {'tokens':>6} {'hidden':>6} {'dtype':<8} {'block_dim':>9} {'GM bytes':>12} {'min bytes':>12} {'ratio':>6} "
+          f"{f'us@{bytes_per_s / 1e9:g}GB/s':>13}")
     worst = 0.0
     for kernel in ("rms_norm", "rms_norm_backward", "add"):
-        for dtype in DTYPES:
+        for dtype in dtypes:
             for hidden in HIDDEN:
                 for tokens in TOKENS:
-                    run, minimum = measure(kernel, tokens, hidden, dtype, args.chip)
+                    run, minimum = measure(kernel, tokens, hidden, dtype, chip)
                     moved = run.bytes_read + run.bytes_written
                     ratio = moved / minimum
                     worst = max(worst, ratio)
-                    us = moved / HBM_BYTES_PER_S * 1e6
+                    us = moved / bytes_per_s * 1e6
                     name = str(dtype).removeprefix("torch.")
-                    print(f"{kernel:<18} {tokens:>6} {hidden:>6} {name:<8} {run.block_dim:>9} {moved:>12} {minimum:>12} {ratio:>6.3f} {us:>10.2f}")
+                    print(f"{kernel:<18} {tokens:>6} {hidden:>6} {name:<8} {run.block_dim:>9} {moved:>12} {minimum:>12} {ratio:>6.3f} {us:>13.2f}")
+    return worst
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chip", choices=sorted(CHIPS), action="append", help="repeatable; default: every chip")
+    args = parser.parse_args()
+    worst = max(table(chip) for chip in args.chip or CHIPS)
     print(f"worst_traffic_ratio={worst:.4f}")
 
 

@@ -1,7 +1,8 @@
 // AirfuseAdd: z = x + y elementwise (same shape and dtype), computed in float32.
 // The flat tensor is split over cores in 128-element-aligned ranges, then tiled through
-// double-buffered queues; the last tile of a core may be unaligned (DataCopyPad).
-#include "common.h"
+// double-buffered queues; the last tile of a core may be unaligned (gm_copy.h: DataCopyPad, or
+// on 310P whole blocks plus the block ending at the tile's end, which lies in the same core).
+#include "gm_copy.h"
 #include "add_tiling.h"
 
 using namespace AscendC;
@@ -13,9 +14,12 @@ template <typename T> class AddKernel {
 public:
     __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR z, const AirfuseAddTilingData& t) {
         t_ = t;
-        uint64_t start = uint64_t(GetBlockIdx()) * t.elemsPerCore;
-        count_ = start >= t.totalElems ? 0 : (t.totalElems - start < t.elemsPerCore ? t.totalElems - start : t.elemsPerCore);
+        uint32_t b = uint32_t(GetBlockIdx());
+        uint64_t start = uint64_t(b) * t.elemsPerCore;
+        count_ = b + 1 < t.usedCores ? t.elemsPerCore : (b + 1 == t.usedCores ? t.totalElems - start : 0);
         if (count_ == 0) return;  // a forced block_dim may leave the last cores idle
+        // A tensor under one 32 B block (one core) moves in its natural layout.
+        mover_ = Mover{t.alignedCopy != 0, t.alignedCopy != 0 && t.totalElems < kBlock<T>, kBlock<T>};
         xGm_.SetGlobalBuffer((__gm__ T*)x + start, count_);
         yGm_.SetGlobalBuffer((__gm__ T*)y + start, count_);
         zGm_.SetGlobalBuffer((__gm__ T*)z + start, count_);
@@ -32,7 +36,7 @@ public:
         for (uint64_t done = 0; done < count_; done += t_.tileElems) {
             uint32_t n = uint32_t(count_ - done < t_.tileElems ? count_ - done : t_.tileElems);
             CopyIn(done, n);
-            Compute(n);
+            Compute(mover_.Span(n));
             CopyOut(done, n);
         }
     }
@@ -41,8 +45,8 @@ private:
     __aicore__ inline void CopyIn(uint64_t off, uint32_t n) {
         LocalTensor<T> x = xQue_.AllocTensor<T>();
         LocalTensor<T> y = yQue_.AllocTensor<T>();
-        DataCopyPad(x, xGm_[off], Rows(1, n * sizeof(T)), DataCopyPadExtParams<T>());
-        DataCopyPad(y, yGm_[off], Rows(1, n * sizeof(T)), DataCopyPadExtParams<T>());
+        mover_.In(x, xGm_, off, n);
+        mover_.In(y, yGm_, off, n);
         xQue_.EnQue(x);
         yQue_.EnQue(y);
     }
@@ -67,12 +71,17 @@ private:
 
     __aicore__ inline void CopyOut(uint64_t off, uint32_t n) {
         LocalTensor<T> z = zQue_.DeQue<T>();
-        DataCopyPad(zGm_[off], z, Rows(1, n * sizeof(T)));
+        if (mover_.natural) {
+            StoreScalar(zGm_, z, off, n);
+        } else {
+            mover_.Out(zGm_, z, off, n);
+        }
         zQue_.FreeTensor(z);
     }
 
     AirfuseAddTilingData t_;
     uint64_t count_ = 0;
+    Mover mover_{};
     TPipe pipe_;
     TQue<QuePosition::VECIN, 1> xQue_;
     TQue<QuePosition::VECIN, 1> yQue_;

@@ -1,4 +1,5 @@
-// Helpers shared by airfuse's kernels: float views of half/bf16 data and the row partition.
+// Helpers shared by airfuse's kernels: float views of half/bf16 data and the row partition
+// (GM copies: gm_copy.h).
 #pragma once
 #include "kernel_operator.h"
 
@@ -46,15 +47,13 @@ struct RowRange {
     uint32_t count;
 };
 
-// Rows of this core: rowsPerCore each, one more for the first `remainder` cores.
-__aicore__ inline RowRange MyRows(uint32_t rowsPerCore, uint32_t remainder) {
+// Rows of this core: rowsPerCore each, one more for the first `remainder` cores; cores from
+// rowCores on get none (310P gives each core with rows at least one 32 B block of output).
+__aicore__ inline RowRange MyRows(uint32_t rowsPerCore, uint32_t remainder, uint32_t rowCores) {
     uint64_t b = uint64_t(GetBlockIdx());
+    if (b >= rowCores) return {0, 0};
     uint64_t extra = b < remainder ? b : remainder;
     return {b * rowsPerCore + extra, rowsPerCore + (b < remainder ? 1u : 0u)};
-}
-
-__aicore__ inline DataCopyExtParams Rows(uint32_t rows, uint32_t bytesPerRow) {
-    return DataCopyExtParams(uint16_t(rows), bytesPerRow, 0, 0, 0);
 }
 
 }  // namespace airfuse_kernel

@@ -1,8 +1,9 @@
 // AirfuseRmsNorm: y = x * rstd * gamma with rstd = 1 / sqrt(mean(x^2) + epsilon) over the last dim.
 // Rows are split over cores; a core moves rowsPerLoop rows per step through double-buffered
-// queues. Rows too long for UB are processed in column chunks in two passes (sum, then scale).
+// queues (copies: gm_copy.h, per chip). Rows too long for UB are processed in column chunks in
+// two passes (sum, then scale).
 // All math is float32; rstd is computed on the scalar unit (vector Rsqrt is too coarse).
-#include "common.h"
+#include "gm_copy.h"
 #include "rms_norm_tiling.h"
 
 using namespace AscendC;
@@ -14,67 +15,86 @@ template <typename T, typename G> class RmsNormKernel {
 public:
     __aicore__ inline void Init(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, GM_ADDR rstd, const AirfuseRmsNormTilingData& t) {
         t_ = t;
-        rows_ = MyRows(t.rowsPerCore, t.rowsRemainder);
+        rows_ = MyRows(t.rowsPerCore, t.rowsRemainder, t.rowCores);
+        bool aligned = t.alignedCopy != 0;
+        mover_ = Mover{aligned, aligned && t.numCols < kBlock<T>, kBlock<T>};
         uint64_t d = t.numCols;
-        xGm_.SetGlobalBuffer((__gm__ T*)x + rows_.start * d, rows_.count * d);
+        // Reads may run past this core's rows (whole blocks of short rows), never past x's end.
+        xGm_.SetGlobalBuffer((__gm__ T*)x + rows_.start * d, (t.numRows - rows_.start) * d);
         yGm_.SetGlobalBuffer((__gm__ T*)y + rows_.start * d, rows_.count * d);
         rstdGm_.SetGlobalBuffer((__gm__ float*)rstd + rows_.start, rows_.count);
         gammaGm_.SetGlobalBuffer((__gm__ G*)gamma, d);
-        uint32_t chunkF = (t.colsPerChunk + 7) / 8 * 8;
         pipe_.InitBuffer(xQue_, t.bufferNum, t.rowsPerLoop * t.rowStride * sizeof(T));
         pipe_.InitBuffer(yQue_, t.bufferNum, t.rowsPerLoop * t.rowStride * sizeof(T));
-        pipe_.InitBuffer(rstdQue_, t.bufferNum, t.rowsPerLoop * sizeof(float));
-        pipe_.InitBuffer(work_, chunkF * sizeof(float));
-        pipe_.InitBuffer(gammaF_, chunkF * sizeof(float));
+        if (aligned) {
+            pipe_.InitBuffer(rstdStage_, t.rstdStageBytes);
+        } else {
+            pipe_.InitBuffer(rstdQue_, t.bufferNum, t.rowsPerLoop * sizeof(float));
+        }
+        pipe_.InitBuffer(work_, t.floatCols * sizeof(float));
+        pipe_.InitBuffer(gammaF_, t.floatCols * sizeof(float));
         pipe_.InitBuffer(red_, 32 + t.reduceTmpBytes);
-        if (t.colsPerChunk < t.numCols) pipe_.InitBuffer(gQue_, t.bufferNum, chunkF * sizeof(G));
+        if (t.colsPerChunk < t.numCols) pipe_.InitBuffer(gQue_, t.bufferNum, t.floatCols * sizeof(G));
+        if (t.outStageBytes) pipe_.InitBuffer(yStage_, t.outStageBytes);
     }
 
     __aicore__ inline void Process() {
         if (rows_.count == 0) return;
+        if (mover_.aligned) rstdOut_.Init(rstdGm_, rstdStage_.Get<float>());
+        if (mover_.natural) yOut_.Init(yGm_, yStage_.Get<T>());
         if (t_.colsPerChunk == t_.numCols) {
             ProcessResident();
         } else {
             for (uint32_t i = 0; i < rows_.count; ++i) ProcessSplitRow(i);
         }
+        if (mover_.aligned) rstdOut_.Finish();
+        if (mover_.natural) yOut_.Finish();
     }
 
 private:
     // gamma is read once per core and kept in UB as float.
     __aicore__ inline void ProcessResident() {
-        uint32_t d = t_.numCols;
+        uint32_t d = t_.numCols, span = mover_.Span(d);
         LocalTensor<float> g = gammaF_.Get<float>();
         if constexpr (kIsFloat<G>) {
-            DataCopyPad(g, gammaGm_, Rows(1, d * sizeof(G)), DataCopyPadExtParams<G>());
+            mover_.In(g, gammaGm_, 0, d);
             SetFlag<HardEvent::MTE2_V>(kEventId);
             WaitFlag<HardEvent::MTE2_V>(kEventId);
         } else {
             LocalTensor<G> stage = work_.Get<G>();
-            DataCopyPad(stage, gammaGm_, Rows(1, d * sizeof(G)), DataCopyPadExtParams<G>());
+            mover_.In(stage, gammaGm_, 0, d);
             SetFlag<HardEvent::MTE2_V>(kEventId);
             WaitFlag<HardEvent::MTE2_V>(kEventId);
-            Cast(g, stage, RoundMode::CAST_NONE, d);
+            Cast(g, stage, RoundMode::CAST_NONE, span);
             PipeBarrier<PIPE_V>();
         }
         for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
             uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
             LocalTensor<T> x = xQue_.AllocTensor<T>();
-            DataCopyPad(x, xGm_[uint64_t(done) * d], Rows(n, d * sizeof(T)), DataCopyPadExtParams<T>());
+            mover_.RowsIn(x, xGm_, uint64_t(done) * d, n, d, t_.rowStride);
             xQue_.EnQue(x);
             x = xQue_.DeQue<T>();
             LocalTensor<T> y = yQue_.AllocTensor<T>();
-            LocalTensor<float> r = rstdQue_.AllocTensor<float>();
+            LocalTensor<float> r;
+            if (!mover_.aligned) r = rstdQue_.AllocTensor<float>();
             for (uint32_t i = 0; i < n; ++i) {
-                float s = SumSquares(x[i * t_.rowStride], d);
-                float rv = Rstd(s);
-                Scale(x[i * t_.rowStride], y[i * t_.rowStride], g, rv, d);
-                r.SetValue(i, rv);
+                float rv = Rstd(SumSquares(x[i * t_.rowStride], d));
+                Scale(x[i * t_.rowStride], y[i * t_.rowStride], g, rv, span);
+                if (mover_.aligned) {
+                    rstdOut_.Put(rv);
+                } else {
+                    r.SetValue(i, rv);
+                }
             }
             xQue_.FreeTensor(x);
             yQue_.EnQue(y);
-            CopyOutRstd(r, done, n);
+            if (!mover_.aligned) CopyOutRstd(r, done, n);
             y = yQue_.DeQue<T>();
-            DataCopyPad(yGm_[uint64_t(done) * d], y, Rows(n, d * sizeof(T)));
+            if (mover_.natural) {
+                yOut_.PutRows(y, n, d, t_.rowStride);
+            } else {
+                mover_.RowsOut(yGm_, y, uint64_t(done) * d, n, d, t_.rowStride);
+            }
             yQue_.FreeTensor(y);
         }
     }
@@ -95,18 +115,22 @@ private:
             uint32_t n = d - c0 < c ? d - c0 : c;
             LocalTensor<T> x = CopyInChunk(base + c0, n);
             LocalTensor<G> gq = gQue_.AllocTensor<G>();
-            DataCopyPad(gq, gammaGm_[c0], Rows(1, n * sizeof(G)), DataCopyPadExtParams<G>());
+            mover_.In(gq, gammaGm_, c0, n);
             gQue_.EnQue(gq);
             gq = gQue_.DeQue<G>();
-            LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), n);
+            LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), mover_.Span(n));
             LocalTensor<T> y = yQue_.AllocTensor<T>();
-            Scale(x, y, g, rv, n);
+            Scale(x, y, g, rv, mover_.Span(n));
             xQue_.FreeTensor(x);
             gQue_.FreeTensor(gq);
             yQue_.EnQue(y);
             y = yQue_.DeQue<T>();
-            DataCopyPad(yGm_[base + c0], y, Rows(1, n * sizeof(T)));
+            mover_.Out(yGm_, y, base + c0, n);
             yQue_.FreeTensor(y);
+        }
+        if (mover_.aligned) {
+            rstdOut_.Put(rv);
+            return;
         }
         LocalTensor<float> r = rstdQue_.AllocTensor<float>();
         r.SetValue(0, rv);
@@ -115,28 +139,32 @@ private:
 
     __aicore__ inline LocalTensor<T> CopyInChunk(uint64_t offset, uint32_t n) {
         LocalTensor<T> x = xQue_.AllocTensor<T>();
-        DataCopyPad(x, xGm_[offset], Rows(1, n * sizeof(T)), DataCopyPadExtParams<T>());
+        mover_.In(x, xGm_, offset, n);
         xQue_.EnQue(x);
         return xQue_.DeQue<T>();
     }
 
-    // rstd values were written by the scalar unit: order them before MTE3 reads them.
+    // rstd values were written by the scalar unit: order them before MTE3 reads them (910B; on
+    // 310P they leave through rstdOut_).
     __aicore__ inline void CopyOutRstd(LocalTensor<float>& r, uint32_t first, uint32_t n) {
         SetFlag<HardEvent::S_MTE3>(kEventId);
         WaitFlag<HardEvent::S_MTE3>(kEventId);
         rstdQue_.EnQue(r);
         r = rstdQue_.DeQue<float>();
-        DataCopyPad(rstdGm_[first], r, Rows(1, n * sizeof(float)));
+        mover_.Out(rstdGm_, r, first, n);
         rstdQue_.FreeTensor(r);
     }
 
+    // Sum of x^2 over n elements held in the mover's layout (its repeated window head zeroed).
     __aicore__ inline float SumSquares(const LocalTensor<T>& x, uint32_t n) {
+        uint32_t span = mover_.Span(n);
         LocalTensor<float> w = work_.Get<float>();
-        LocalTensor<float> xf = AsFloat(x, w, n);
-        Mul(w, xf, xf, n);
+        LocalTensor<float> xf = AsFloat(x, w, span);
+        Mul(w, xf, xf, span);
         PipeBarrier<PIPE_V>();
+        mover_.ZeroRepeat(w, n);
         LocalTensor<float> dst = red_.Get<float>(8);
-        ReduceSum(dst, w, red_.GetWithOffset<float>(t_.reduceTmpBytes / sizeof(float), 32), n);
+        ReduceSum(dst, w, red_.GetWithOffset<float>(t_.reduceTmpBytes / sizeof(float), 32), span);
         return ReadScalar(dst);
     }
 
@@ -158,6 +186,9 @@ private:
 
     AirfuseRmsNormTilingData t_;
     RowRange rows_;
+    Mover mover_{};
+    GmStream<float> rstdOut_;
+    GmStream<T> yOut_;
     TPipe pipe_;
     TQue<QuePosition::VECIN, 1> xQue_;
     TQue<QuePosition::VECIN, 1> gQue_;
@@ -166,6 +197,8 @@ private:
     TBuf<TPosition::VECCALC> work_;
     TBuf<TPosition::VECCALC> gammaF_;
     TBuf<TPosition::VECCALC> red_;
+    TBuf<TPosition::VECOUT> rstdStage_;
+    TBuf<TPosition::VECOUT> yStage_;
     GlobalTensor<T> xGm_;
     GlobalTensor<T> yGm_;
     GlobalTensor<float> rstdGm_;

@@ -3,7 +3,8 @@
 //   dgamma = sum over rows of dy * xhat               (float32, cast to gamma's dtype).
 // Each core accumulates its rows' dgamma in float32 (in UB when a row fits, else in its workspace
 // row); cores other than 0 leave a partial row in the workspace; after SyncAll core 0 adds them.
-#include "common.h"
+// Copies: gm_copy.h, per chip (on 310P partial rows keep the windowed layout at a 32 B stride).
+#include "gm_copy.h"
 #include "rms_norm_grad_tiling.h"
 
 using namespace AscendC;
@@ -16,38 +17,46 @@ public:
     __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma, GM_ADDR workspace,
                                 const AirfuseRmsNormGradTilingData& t) {
         t_ = t;
-        rows_ = MyRows(t.rowsPerCore, t.rowsRemainder);
+        rows_ = MyRows(t.rowsPerCore, t.rowsRemainder, t.usedCores);
+        bool aligned = t.alignedCopy != 0;
+        mover_ = Mover{aligned, aligned && t.numCols < kBlock<T>, kBlock<T>};
         uint64_t d = t.numCols;
         resident_ = t.colsPerChunk == t.numCols;
-        dyGm_.SetGlobalBuffer((__gm__ T*)dy + rows_.start * d, rows_.count * d);
-        xGm_.SetGlobalBuffer((__gm__ T*)x + rows_.start * d, rows_.count * d);
+        // Reads may run past this core's rows (whole blocks of short rows), never past the inputs' end.
+        dyGm_.SetGlobalBuffer((__gm__ T*)dy + rows_.start * d, (t.numRows - rows_.start) * d);
+        xGm_.SetGlobalBuffer((__gm__ T*)x + rows_.start * d, (t.numRows - rows_.start) * d);
         dxGm_.SetGlobalBuffer((__gm__ T*)dx + rows_.start * d, rows_.count * d);
-        rstdGm_.SetGlobalBuffer((__gm__ float*)rstd + rows_.start, rows_.count);
+        rstdGm_.SetGlobalBuffer((__gm__ float*)rstd + rows_.start, t.numRows - rows_.start);
         gammaGm_.SetGlobalBuffer((__gm__ G*)gamma, d);
         dgammaGm_.SetGlobalBuffer((__gm__ G*)dgamma, d);
-        wsGm_.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), uint64_t(t.usedCores) * d);
-        uint32_t chunkF = (t.colsPerChunk + 7) / 8 * 8;
+        wsGm_.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), uint64_t(t.usedCores) * t.wsStride);
+        uint32_t f = t.floatCols;
         uint32_t rowBytes = t.rowsPerLoop * t.rowStride * sizeof(T);
         pipe_.InitBuffer(xQue_, t.bufferNum, rowBytes);
         pipe_.InitBuffer(dyQue_, t.bufferNum, rowBytes);
-        pipe_.InitBuffer(rstdQue_, t.bufferNum, t.rowsPerLoop * sizeof(float));
+        pipe_.InitBuffer(rstdQue_, t.bufferNum, RoundUpTo(t.rowsPerLoop, kBlock<float>) * sizeof(float));
         pipe_.InitBuffer(dxQue_, t.bufferNum, rowBytes);
-        pipe_.InitBuffer(a_, chunkF * sizeof(float));
-        pipe_.InitBuffer(b_, chunkF * sizeof(float));
-        pipe_.InitBuffer(gammaF_, chunkF * sizeof(float));
+        pipe_.InitBuffer(a_, f * sizeof(float));
+        pipe_.InitBuffer(b_, f * sizeof(float));
+        pipe_.InitBuffer(gammaF_, f * sizeof(float));
         pipe_.InitBuffer(red_, 32 + t.reduceTmpBytes);
         if (resident_) {
-            pipe_.InitBuffer(acc_, chunkF * sizeof(float));
+            pipe_.InitBuffer(acc_, f * sizeof(float));
         } else {
-            pipe_.InitBuffer(gQue_, t.bufferNum, chunkF * sizeof(G));
+            pipe_.InitBuffer(gQue_, t.bufferNum, f * sizeof(G));
         }
+        if (t.outStageBytes) pipe_.InitBuffer(stage_, t.outStageBytes);
     }
 
     __aicore__ inline void Process() {
-        if (resident_) {
-            ProcessResident();
-        } else {
-            for (uint32_t i = 0; i < rows_.count; ++i) ProcessSplitRow(i);
+        if (rows_.count > 0) {  // cores past usedCores only take part in SyncAll
+            if (mover_.natural) dxOut_.Init(dxGm_, stage_.Get<T>());
+            if (resident_) {
+                ProcessResident();
+            } else {
+                for (uint32_t i = 0; i < rows_.count; ++i) ProcessSplitRow(i);
+            }
+            if (mover_.natural) dxOut_.Finish();
         }
         if (t_.usedCores > 1) {
             PipeBarrier<PIPE_ALL>();  // partial rows fully written before other cores read them
@@ -58,11 +67,11 @@ public:
 
 private:
     __aicore__ inline void ProcessResident() {
-        uint32_t d = t_.numCols;
+        uint32_t d = t_.numCols, span = mover_.Span(d);
         LocalTensor<float> g = gammaF_.Get<float>();
         LocalTensor<float> acc = acc_.Get<float>();
         LoadGamma(g, d);
-        Duplicate(acc, 0.0f, d);
+        Duplicate(acc, 0.0f, span);
         PipeBarrier<PIPE_V>();
         for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
             uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
@@ -70,9 +79,9 @@ private:
             LocalTensor<T> x = xQue_.AllocTensor<T>();
             LocalTensor<T> dy = dyQue_.AllocTensor<T>();
             LocalTensor<float> r = rstdQue_.AllocTensor<float>();
-            DataCopyPad(x, xGm_[off], Rows(n, d * sizeof(T)), DataCopyPadExtParams<T>());
-            DataCopyPad(dy, dyGm_[off], Rows(n, d * sizeof(T)), DataCopyPadExtParams<T>());
-            DataCopyPad(r, rstdGm_[done], Rows(1, n * sizeof(float)), DataCopyPadExtParams<float>());
+            mover_.RowsIn(x, xGm_, off, n, d, t_.rowStride);
+            mover_.RowsIn(dy, dyGm_, off, n, d, t_.rowStride);
+            LoadRstd(r, done, n);
             xQue_.EnQue(x);
             dyQue_.EnQue(dy);
             rstdQue_.EnQue(r);
@@ -83,22 +92,26 @@ private:
             for (uint32_t i = 0; i < n; ++i) {
                 uint32_t o = i * t_.rowStride;
                 float rv = ReadScalarAt(r, i);
-                AccumulateDgamma(acc, x[o], dy[o], rv, d);
+                AccumulateDgamma(acc, x[o], dy[o], rv, span);
                 float mean = SumDxhatXhat(x[o], dy[o], g, rv, d) * t_.avgFactor;
-                Dx(x[o], dy[o], g, dxl[o], rv, rv * mean, d);
+                Dx(x[o], dy[o], g, dxl[o], rv, rv * mean, span);
             }
             xQue_.FreeTensor(x);
             dyQue_.FreeTensor(dy);
             rstdQue_.FreeTensor(r);
             dxQue_.EnQue(dxl);
             dxl = dxQue_.DeQue<T>();
-            DataCopyPad(dxGm_[off], dxl, Rows(n, d * sizeof(T)));
+            if (mover_.natural) {
+                dxOut_.PutRows(dxl, n, d, t_.rowStride);
+            } else {
+                mover_.RowsOut(dxGm_, dxl, off, n, d, t_.rowStride);
+            }
             dxQue_.FreeTensor(dxl);
         }
         if (GetBlockIdx() != 0) {
             SetFlag<HardEvent::V_MTE3>(kEventId);
             WaitFlag<HardEvent::V_MTE3>(kEventId);
-            DataCopyPad(wsGm_[uint64_t(GetBlockIdx()) * d], acc, Rows(1, d * sizeof(float)));
+            mover_.PaddedOut(wsGm_, acc, uint64_t(GetBlockIdx()) * t_.wsStride, d);
         }
     }
 
@@ -108,7 +121,7 @@ private:
         uint32_t d = t_.numCols, c = t_.colsPerChunk;
         uint64_t base = uint64_t(row) * d;
         LocalTensor<float> r = rstdQue_.AllocTensor<float>();
-        DataCopyPad(r, rstdGm_[row], Rows(1, sizeof(float)), DataCopyPadExtParams<float>());
+        LoadRstd(r, row, 1);
         rstdQue_.EnQue(r);
         r = rstdQue_.DeQue<float>();
         float rv = ReadScalarAt(r, 0);
@@ -119,33 +132,33 @@ private:
             LocalTensor<T> x, dy;
             LocalTensor<G> gq;
             CopyInChunk(base + c0, c0, n, x, dy, gq);
-            s += SumDxhatXhat(x, dy, AsFloat(gq, gammaF_.Get<float>(), n), rv, n);
+            s += SumDxhatXhat(x, dy, AsFloat(gq, gammaF_.Get<float>(), mover_.Span(n)), rv, n);
             FreeChunk(x, dy, gq);
         }
         float mean = s * t_.avgFactor;
-        uint64_t wsRow = uint64_t(GetBlockIdx()) * d;
+        uint64_t wsRow = uint64_t(GetBlockIdx()) * t_.wsStride;
         for (uint32_t c0 = 0; c0 < d; c0 += c) {
-            uint32_t n = d - c0 < c ? d - c0 : c;
+            uint32_t n = d - c0 < c ? d - c0 : c, span = mover_.Span(n);
             LocalTensor<T> x, dy;
             LocalTensor<G> gq;
             CopyInChunk(base + c0, c0, n, x, dy, gq);
             LocalTensor<float> a = a_.Get<float>();
-            LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), n);
-            Product(a, x, dy, rv, n);
+            LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), span);
+            Product(a, x, dy, rv, span);
             if (row > 0) AddFromWorkspace(a, wsRow + c0, n);
             SetFlag<HardEvent::V_MTE3>(kEventId);
             WaitFlag<HardEvent::V_MTE3>(kEventId);
-            DataCopyPad(wsGm_[wsRow + c0], a, Rows(1, n * sizeof(float)));
+            mover_.PaddedOut(wsGm_, a, wsRow + c0, n);
             SetFlag<HardEvent::MTE3_V>(kEventId);
             WaitFlag<HardEvent::MTE3_V>(kEventId);
             SetFlag<HardEvent::MTE3_MTE2>(kEventId);
             WaitFlag<HardEvent::MTE3_MTE2>(kEventId);
             LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
-            Dx(x, dy, g, dxl, rv, rv * mean, n);
+            Dx(x, dy, g, dxl, rv, rv * mean, span);
             FreeChunk(x, dy, gq);
             dxQue_.EnQue(dxl);
             dxl = dxQue_.DeQue<T>();
-            DataCopyPad(dxGm_[base + c0], dxl, Rows(1, n * sizeof(T)));
+            mover_.Out(dxGm_, dxl, base + c0, n);
             dxQue_.FreeTensor(dxl);
         }
     }
@@ -160,29 +173,42 @@ private:
                 LoadWorkspace(sum, c0, n);
                 PipeBarrier<PIPE_V>();
             }
-            for (uint32_t core = 1; core < t_.usedCores; ++core) AddFromWorkspace(sum, uint64_t(core) * d + c0, n);
-            LocalTensor<float> out = sum;
-            if constexpr (!kIsFloat<G>) {
-                LocalTensor<G> staged = b_.Get<G>();
-                PipeBarrier<PIPE_V>();
-                FromFloat(staged, sum, n);
-                SetFlag<HardEvent::V_MTE3>(kEventId);
-                WaitFlag<HardEvent::V_MTE3>(kEventId);
-                DataCopyPad(dgammaGm_[c0], staged, Rows(1, n * sizeof(G)));
+            for (uint32_t core = 1; core < t_.usedCores; ++core) AddFromWorkspace(sum, uint64_t(core) * t_.wsStride + c0, n);
+            LocalTensor<G> out;
+            if constexpr (kIsFloat<G>) {
+                out = sum;
             } else {
-                SetFlag<HardEvent::V_MTE3>(kEventId);
-                WaitFlag<HardEvent::V_MTE3>(kEventId);
-                DataCopyPad(dgammaGm_[c0], out, Rows(1, n * sizeof(G)));
+                out = b_.Get<G>();
+                PipeBarrier<PIPE_V>();
+                FromFloat(out, sum, mover_.Span(n));
             }
+            if (mover_.natural) {  // a row under 32 B: d < one block of x, so this is the only chunk
+                GmStream<G> dgammaOut;
+                dgammaOut.Init(dgammaGm_, stage_.Get<G>());
+                dgammaOut.PutRows(out, 1, n, n);
+                dgammaOut.Finish();
+                return;
+            }
+            SetFlag<HardEvent::V_MTE3>(kEventId);
+            WaitFlag<HardEvent::V_MTE3>(kEventId);
+            mover_.Out(dgammaGm_, out, c0, n);
             SetFlag<HardEvent::MTE3_V>(kEventId);
             WaitFlag<HardEvent::MTE3_V>(kEventId);
+        }
+    }
+
+    __aicore__ inline void LoadRstd(const LocalTensor<float>& r, uint32_t first, uint32_t n) {
+        if (mover_.aligned) {
+            LoadNatural(r, rstdGm_, first, n);
+        } else {
+            mover_.In(r, rstdGm_, first, n);
         }
     }
 
     __aicore__ inline void LoadWorkspace(const LocalTensor<float>& dst, uint64_t off, uint32_t n) {
         SetFlag<HardEvent::V_MTE2>(kEventId);
         WaitFlag<HardEvent::V_MTE2>(kEventId);
-        DataCopyPad(dst, wsGm_[off], Rows(1, n * sizeof(float)), DataCopyPadExtParams<float>());
+        mover_.PaddedIn(dst, wsGm_, off, n);
         SetFlag<HardEvent::MTE2_V>(kEventId);
         WaitFlag<HardEvent::MTE2_V>(kEventId);
     }
@@ -190,21 +216,21 @@ private:
     __aicore__ inline void AddFromWorkspace(const LocalTensor<float>& sum, uint64_t off, uint32_t n) {
         LocalTensor<float> part = b_.Get<float>();
         LoadWorkspace(part, off, n);
-        Add(sum, sum, part, n);
+        Add(sum, sum, part, mover_.Span(n));
         PipeBarrier<PIPE_V>();
     }
 
     __aicore__ inline void LoadGamma(const LocalTensor<float>& g, uint32_t d) {
         if constexpr (kIsFloat<G>) {
-            DataCopyPad(g, gammaGm_, Rows(1, d * sizeof(G)), DataCopyPadExtParams<G>());
+            mover_.In(g, gammaGm_, 0, d);
             SetFlag<HardEvent::MTE2_V>(kEventId);
             WaitFlag<HardEvent::MTE2_V>(kEventId);
         } else {
             LocalTensor<G> stage = a_.Get<G>();
-            DataCopyPad(stage, gammaGm_, Rows(1, d * sizeof(G)), DataCopyPadExtParams<G>());
+            mover_.In(stage, gammaGm_, 0, d);
             SetFlag<HardEvent::MTE2_V>(kEventId);
             WaitFlag<HardEvent::MTE2_V>(kEventId);
-            Cast(g, stage, RoundMode::CAST_NONE, d);
+            Cast(g, stage, RoundMode::CAST_NONE, mover_.Span(d));
             PipeBarrier<PIPE_V>();
         }
     }
@@ -213,9 +239,9 @@ private:
         x = xQue_.AllocTensor<T>();
         dy = dyQue_.AllocTensor<T>();
         gq = gQue_.AllocTensor<G>();
-        DataCopyPad(x, xGm_[off], Rows(1, n * sizeof(T)), DataCopyPadExtParams<T>());
-        DataCopyPad(dy, dyGm_[off], Rows(1, n * sizeof(T)), DataCopyPadExtParams<T>());
-        DataCopyPad(gq, gammaGm_[c0], Rows(1, n * sizeof(G)), DataCopyPadExtParams<G>());
+        mover_.In(x, xGm_, off, n);
+        mover_.In(dy, dyGm_, off, n);
+        mover_.In(gq, gammaGm_, c0, n);
         xQue_.EnQue(x);
         dyQue_.EnQue(dy);
         gQue_.EnQue(gq);
@@ -254,18 +280,20 @@ private:
         PipeBarrier<PIPE_V>();
     }
 
-    // sum(dxhat * xhat) = rstd * sum(dy * gamma * x)
+    // sum(dxhat * xhat) = rstd * sum(dy * gamma * x) over n elements in the mover's layout.
     __aicore__ inline float SumDxhatXhat(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<float>& g, float rv, uint32_t n) {
+        uint32_t span = mover_.Span(n);
         LocalTensor<float> a = a_.Get<float>();
         LocalTensor<float> b = b_.Get<float>();
-        LocalTensor<float> dyf = AsFloat(dy, a, n);
-        Mul(a, dyf, g, n);
+        LocalTensor<float> dyf = AsFloat(dy, a, span);
+        Mul(a, dyf, g, span);
         PipeBarrier<PIPE_V>();
-        LocalTensor<float> xf = AsFloat(x, b, n);
-        Mul(b, xf, a, n);
+        LocalTensor<float> xf = AsFloat(x, b, span);
+        Mul(b, xf, a, span);
         PipeBarrier<PIPE_V>();
+        mover_.ZeroRepeat(b, n);
         LocalTensor<float> dst = red_.Get<float>(8);
-        ReduceSum(dst, b, red_.GetWithOffset<float>(t_.reduceTmpBytes / sizeof(float), 32), n);
+        ReduceSum(dst, b, red_.GetWithOffset<float>(t_.reduceTmpBytes / sizeof(float), 32), span);
         return ReadScalar(dst) * rv;
     }
 
@@ -294,6 +322,8 @@ private:
     AirfuseRmsNormGradTilingData t_;
     RowRange rows_;
     bool resident_ = true;
+    Mover mover_{};
+    GmStream<T> dxOut_;
     TPipe pipe_;
     TQue<QuePosition::VECIN, 1> xQue_;
     TQue<QuePosition::VECIN, 1> dyQue_;
@@ -305,6 +335,7 @@ private:
     TBuf<TPosition::VECCALC> gammaF_;
     TBuf<TPosition::VECCALC> acc_;
     TBuf<TPosition::VECCALC> red_;
+    TBuf<TPosition::VECOUT> stage_;
     GlobalTensor<T> dyGm_;
     GlobalTensor<T> xGm_;
     GlobalTensor<T> dxGm_;

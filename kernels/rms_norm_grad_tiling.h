@@ -13,5 +13,9 @@ struct AirfuseRmsNormGradTilingData {
     uint32_t bufferNum;
     uint32_t reduceTmpBytes;
     float avgFactor;          // 1 / numCols
-    uint32_t usedCores;       // block_dim: partial dgamma rows in the workspace
+    uint32_t usedCores;       // cores that get rows (<= block_dim): partial dgamma rows in the workspace
+    uint32_t alignedCopy;     // 1: the chip has no DataCopyPad (310P), kernels/gm_copy.h
+    uint32_t floatCols;       // elements of each float32 work buffer
+    uint32_t wsStride;        // elements between the workspace's partial rows
+    uint32_t outStageBytes;   // alignedCopy with rows under 32 B: UB staging of dx and dgamma; else 0
 };

@@ -15,4 +15,9 @@ struct AirfuseRmsNormTilingData {
     uint32_t reduceTmpBytes;  // ReduceSum sharedTmpBuffer for one chunk
     float epsilon;
     float avgFactor;          // 1 / numCols
+    uint32_t alignedCopy;     // 1: the chip has no DataCopyPad (310P), kernels/gm_copy.h
+    uint32_t rowCores;        // cores that get rows (<= block_dim)
+    uint32_t floatCols;       // elements of each float32 work buffer
+    uint32_t rstdStageBytes;  // alignedCopy: UB staging of rstd values
+    uint32_t outStageBytes;   // alignedCopy with rows under 32 B: UB staging of y; else 0
 };

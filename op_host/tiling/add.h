@@ -19,14 +19,18 @@ inline Result Add(const ChipInfo& chip, uint64_t elems, DType dtype, AirfuseAddT
     if (cores > chip.vectorCores) cores = chip.vectorCores;
     if (forceBlockDim) cores = forceBlockDim;
     uint64_t perCore = RoundUp(CeilDiv(elems, cores), kAddAlign);
-    res.blockDim = forceBlockDim ? forceBlockDim : uint32_t(CeilDiv(elems, perCore));
+    uint64_t used = CeilDiv(elems, perCore);
+    // 310P: the last core's range ends in a block that overlaps its own data (kernels/gm_copy.h),
+    // so a remainder under 32 B joins the core before it.
+    if (!chip.hasDataCopyPad && used > 1 && (elems - (used - 1) * perCore) * s < 32) --used;
+    res.blockDim = forceBlockDim ? forceBlockDim : uint32_t(used);
     // x, y, z queues, plus two float work tiles for half/bf16.
     uint64_t perElem2 = 3ull * 2 * s + (s == 4 ? 0 : 8);
     uint64_t perElem1 = 3ull * s + (s == 4 ? 0 : 8);
     uint32_t buf = chip.ubBytes / perElem2 >= kAddAlign ? 2 : 1;
     uint64_t tile = chip.ubBytes / (buf == 2 ? perElem2 : perElem1) / kAddAlign * kAddAlign;
     if (tile > perCore) tile = perCore;
-    *out = AirfuseAddTilingData{elems, perCore, uint32_t(tile), buf};
+    *out = AirfuseAddTilingData{elems, perCore, uint32_t(tile), buf, uint32_t(used), !chip.hasDataCopyPad};
     return res;
 }
 

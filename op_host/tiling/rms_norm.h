@@ -33,6 +33,27 @@ template <typename F> inline Plan ChoosePlan(uint32_t ub, uint32_t cols, uint32_
     return {};
 }
 
+// Elements of each float32 work buffer: the chunk, or its windowed span on 310P (whole blocks of x).
+inline uint32_t FloatCols(bool aligned, uint32_t chunk, uint32_t s) { return uint32_t(RoundUp(chunk, aligned ? 32 / s : 8)); }
+
+// A GmStream stage (kernels/gm_copy.h) for `elems` values of `size` bytes: plus three blocks, >= 4 blocks.
+inline uint32_t StageBytes(uint64_t elems, uint32_t size) {
+    uint64_t e = 32 / size, b = (RoundUp(elems, e) + 3 * e) * size;
+    return uint32_t(b < 128 ? 128 : b);
+}
+
+// Block_dim for rows, then the cores that get rows. Without DataCopyPad an output range leaves in
+// whole 32 B blocks, the last one overlapping (kernels/gm_copy.h): each core with rows needs
+// >= minRows310p rows so its ranges hold a block; with fewer rows one core takes them all (scalar
+// stores). A forced block_dim is kept, the cores past rowCores idle.
+inline void Partition(const ChipInfo& chip, uint64_t rows, uint32_t forceBlockDim, uint64_t minRows310p, Result& res, uint32_t& rowCores) {
+    if (forceBlockDim) res.blockDim = forceBlockDim;
+    uint64_t c = chip.hasDataCopyPad ? rows : rows / minRows310p;
+    c = c < 1 ? 1 : (c < res.blockDim ? c : res.blockDim);
+    rowCores = uint32_t(c);
+    if (!chip.hasDataCopyPad && !forceBlockDim) res.blockDim = rowCores;
+}
+
 inline std::string CheckShape(const char* op, uint64_t rows, uint32_t cols) {
     if (rows == 0 || cols == 0) return std::string(op) + ": x must not be empty";
     if (rows > UINT32_MAX) return std::string(op) + ": more than 2^32 - 1 rows";
@@ -50,34 +71,49 @@ inline Result RmsNorm(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType 
     if (res.error.empty()) res.error = CheckChip(op, chip, gamma);
     if (res.error.empty()) res.error = CheckForcedBlockDim(op, chip, forceBlockDim);
     if (!res.ok()) return res;
-    uint32_t s = SizeOf(x), g = SizeOf(gamma);
+    uint32_t s = SizeOf(x), g = SizeOf(gamma), e = 32 / s;
+    bool aligned = !chip.hasDataCopyPad, natural = aligned && cols < e;
     res.blockDim = BlockDimForRows(rows, chip.vectorCores, uint64_t(cols) * g, 2ull * cols * s + 4);
-    if (forceBlockDim) res.blockDim = forceBlockDim;
-    uint64_t maxRows = CeilDiv(rows, res.blockDim);
+    // 310P: a core's rstd (one float per row) and, for rows under 32 B, its y hold a whole block.
+    uint64_t minRows = natural && CeilDiv(e, cols) > 8 ? CeilDiv(e, cols) : 8;
+    uint32_t rowCores;
+    detail::Partition(chip, rows, forceBlockDim, minRows, res, rowCores);
+    uint64_t maxRows = CeilDiv(rows, rowCores);
     auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
-        uint64_t chunkF = RoundUp(chunk, 8);
-        uint64_t b = 2 * buf * detail::R32(uint64_t(rpl) * stride * s) + buf * detail::R32(rpl * 4ull) + 2 * detail::R32(chunkF * 4) + detail::R32(32 + ReduceTmpBytes(chunk));
-        if (chunk < cols) b += buf * detail::R32(chunkF * g);
+        uint64_t f = detail::FloatCols(aligned, chunk, s);
+        uint64_t b = 2 * buf * detail::R32(uint64_t(rpl) * stride * s) + 2 * detail::R32(f * 4) + detail::R32(32 + ReduceTmpBytes(uint32_t(f)));
+        b += aligned ? detail::StageBytes(rpl, 4) : buf * detail::R32(rpl * 4ull);
+        if (natural) b += detail::StageBytes(uint64_t(rpl) * cols, s);
+        if (chunk < cols) b += buf * detail::R32(f * g);
         return b;
     };
-    detail::Plan p = detail::ChoosePlan(chip.ubBytes, cols, 32 / s, maxRows, bytes);
+    detail::Plan p = detail::ChoosePlan(chip.ubBytes, cols, e, maxRows, bytes);
     if (p.bufferNum == 0) {
         res.error = std::string(op) + ": no UB plan fits " + std::to_string(chip.ubBytes) + " bytes";
         return res;
     }
-    if (p.chunk < cols && !forceBlockDim) res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);  // gamma is re-read per row anyway
+    if (p.chunk < cols && !forceBlockDim) {  // gamma is re-read per row anyway
+        res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
+        detail::Partition(chip, rows, 0, minRows, res, rowCores);
+    }
+    uint32_t f = detail::FloatCols(aligned, p.chunk, s);
     *out = AirfuseRmsNormTilingData{};
     out->numRows = rows;
     out->numCols = cols;
     out->rowStride = p.rowStride;
-    out->rowsPerCore = uint32_t(rows / res.blockDim);
-    out->rowsRemainder = uint32_t(rows % res.blockDim);
+    out->rowsPerCore = uint32_t(rows / rowCores);
+    out->rowsRemainder = uint32_t(rows % rowCores);
     out->rowsPerLoop = p.rowsPerLoop;
     out->colsPerChunk = p.chunk;
     out->bufferNum = p.bufferNum;
-    out->reduceTmpBytes = ReduceTmpBytes(p.chunk);
+    out->reduceTmpBytes = ReduceTmpBytes(f);
     out->epsilon = epsilon;
     out->avgFactor = 1.0f / float(cols);
+    out->alignedCopy = aligned;
+    out->rowCores = rowCores;
+    out->floatCols = f;
+    out->rstdStageBytes = aligned ? detail::StageBytes(p.rowsPerLoop, 4) : 0;
+    out->outStageBytes = natural ? detail::StageBytes(uint64_t(p.rowsPerLoop) * cols, s) : 0;
     return res;
 }
 
@@ -90,36 +126,54 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     if (res.error.empty()) res.error = CheckChip(op, chip, gamma);
     if (res.error.empty()) res.error = CheckForcedBlockDim(op, chip, forceBlockDim);
     if (!res.ok()) return res;
-    uint32_t s = SizeOf(x), g = SizeOf(gamma);
+    uint32_t s = SizeOf(x), g = SizeOf(gamma), e = 32 / s;
+    bool aligned = !chip.hasDataCopyPad, natural = aligned && cols < e;
     // Besides its rows a core reads gamma and core 0 reads the core's float32 partial row back.
     res.blockDim = BlockDimForRows(rows, chip.vectorCores, uint64_t(cols) * (g + 4), 3ull * cols * s + 4);
-    if (forceBlockDim) res.blockDim = forceBlockDim;
-    uint64_t maxRows = CeilDiv(rows, res.blockDim);
+    // 310P, rows under 32 B: a core's dx holds a whole block.
+    uint32_t rowCores;
+    detail::Partition(chip, rows, forceBlockDim, natural ? CeilDiv(e, cols) : 1, res, rowCores);
+    uint64_t maxRows = CeilDiv(rows, rowCores);
+    auto stage = [&](uint32_t rpl) {
+        uint32_t dx = detail::StageBytes(uint64_t(rpl) * cols, s), dgamma = detail::StageBytes(cols, g);
+        return natural ? (dx > dgamma ? dx : dgamma) : 0u;
+    };
     auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
-        uint64_t chunkF = RoundUp(chunk, 8);
-        uint64_t b = 3 * buf * detail::R32(uint64_t(rpl) * stride * s) + buf * detail::R32(rpl * 4ull) + 3 * detail::R32(chunkF * 4) + detail::R32(32 + ReduceTmpBytes(chunk));
-        b += chunk < cols ? buf * detail::R32(chunkF * g) : detail::R32(chunkF * 4);
+        uint64_t f = detail::FloatCols(aligned, chunk, s);
+        uint64_t b = 3 * buf * detail::R32(uint64_t(rpl) * stride * s) + buf * detail::R32(rpl * 4ull) + 3 * detail::R32(f * 4) +
+                     detail::R32(32 + ReduceTmpBytes(uint32_t(f))) + stage(rpl);
+        b += chunk < cols ? buf * detail::R32(f * g) : detail::R32(f * 4);
         return b;
     };
-    detail::Plan p = detail::ChoosePlan(chip.ubBytes, cols, 32 / s, maxRows, bytes);
+    detail::Plan p = detail::ChoosePlan(chip.ubBytes, cols, e, maxRows, bytes);
     if (p.bufferNum == 0) {
         res.error = std::string(op) + ": no UB plan fits " + std::to_string(chip.ubBytes) + " bytes";
         return res;
     }
-    if (p.chunk < cols && !forceBlockDim) res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
-    res.workspaceBytes = uint64_t(res.blockDim) * cols * sizeof(float);
+    if (p.chunk < cols && !forceBlockDim) {
+        res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
+        detail::Partition(chip, rows, 0, natural ? CeilDiv(e, cols) : 1, res, rowCores);
+    }
+    uint32_t f = detail::FloatCols(aligned, p.chunk, s);
+    // 310P: partial rows start 32 B-aligned and hold the row's windowed layout.
+    uint32_t wsStride = aligned ? uint32_t(RoundUp(cols, e)) : cols;
+    res.workspaceBytes = uint64_t(rowCores) * wsStride * sizeof(float);
     *out = AirfuseRmsNormGradTilingData{};
     out->numRows = rows;
     out->numCols = cols;
     out->rowStride = p.rowStride;
-    out->rowsPerCore = uint32_t(rows / res.blockDim);
-    out->rowsRemainder = uint32_t(rows % res.blockDim);
+    out->rowsPerCore = uint32_t(rows / rowCores);
+    out->rowsRemainder = uint32_t(rows % rowCores);
     out->rowsPerLoop = p.rowsPerLoop;
     out->colsPerChunk = p.chunk;
     out->bufferNum = p.bufferNum;
-    out->reduceTmpBytes = ReduceTmpBytes(p.chunk);
+    out->reduceTmpBytes = ReduceTmpBytes(f);
     out->avgFactor = 1.0f / float(cols);
-    out->usedCores = res.blockDim;
+    out->usedCores = rowCores;
+    out->alignedCopy = aligned;
+    out->floatCols = f;
+    out->wsStride = wsStride;
+    out->outStageBytes = stage(p.rowsPerLoop);
     return res;
 }
 

@@ -51,10 +51,6 @@ inline uint32_t ReduceTmpBytes(uint32_t count) {
 inline std::string CheckChip(const char* op, const ChipInfo& chip, DType dtype) {
     if (SizeOf(dtype) == 0) return std::string(op) + ": unsupported dtype code " + std::to_string(int(dtype));
     if (dtype == DType::BFloat16 && !chip.hasBf16) return std::string(op) + ": bfloat16 does not exist on " + chip.socVersion;
-    // The kernels move unaligned tails with DataCopyPad; the overlapping-window copy the chips
-    // without it need is not implemented yet.
-    if (!chip.hasDataCopyPad)
-        return std::string(op) + ": " + chip.socVersion + " has no DataCopyPad and airfuse's kernels do not implement the aligned-copy path yet";
     return {};
 }
 

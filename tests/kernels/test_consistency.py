@@ -122,17 +122,26 @@ TILING_CASES = [("rms_norm", (4096, 4096)), ("rms_norm", (1, 65536)), ("rms_norm
                 ("rms_norm_backward", (16384, 8192)), ("add", (128, 4096))]
 
 
+# (chip, the stand-in platform's SoC code, vector cores, UB bytes)
+ADAPTER_CHIPS = [("Ascend910B2", 1, 48, 196352), ("Ascend910B3", 1, 40, 196352), ("Ascend310P3", 2, 8, 253952)]
+
+
+def _has_bf16(combo):
+    return any(d == torch.bfloat16 for d in combo.values())
+
+
 @pytest.mark.parametrize("name,shape", TILING_CASES, ids=str)
-@pytest.mark.parametrize("cores", [40, 48])
-def test_cann_tiling_adapter_equals_the_twin_tiling(name, shape, cores, standin):
+@pytest.mark.parametrize("chip,soc,cores,ub", ADAPTER_CHIPS, ids=[c[0] for c in ADAPTER_CHIPS])
+def test_cann_tiling_adapter_equals_the_twin_tiling(name, shape, chip, soc, cores, ub, standin):
     """The thin CANN adapter and the twin launcher get the same tiling from the shared core."""
     op = ALL_OPS[name]
-    chip = {48: "Ascend910B2", 40: "Ascend910B3"}[cores]
     for combo in op.dtype_combos:
+        if soc == 2 and _has_bf16(combo):
+            continue  # refused on 310P: test_cann_tiling_adapter_refuses_bf16_on_310p
         ins = _inputs(op, combo, shape)
         buf, size, bd, ws, mode = ctypes.create_string_buffer(256), ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint32()
         refs = [ctypes.byref(v) for v in (size, bd, ws, mode)]
-        assert standin.standin_tiling(op.ir_type.encode(), 1, cores, 196352, _spec(ins), 1e-6, buf, 256, *refs) == 0
+        assert standin.standin_tiling(op.ir_type.encode(), soc, cores, ub, _spec(ins), 1e-6, buf, 256, *refs) == 0
         rows, cols = math.prod(shape[:-1]), shape[-1]
         if name == "add":
             tile = twin.tiling("add", chip, rows * cols, GE[combo["x"]], 0)
@@ -146,7 +155,11 @@ def test_cann_tiling_adapter_equals_the_twin_tiling(name, shape, cores, standin)
         assert mode.value == (1 if name == "rms_norm_backward" and tile.block_dim > 1 else 0)
 
 
-def test_cann_tiling_adapter_refuses_310p(standin):
-    ins = _inputs(ALL_OPS["rms_norm"], ALL_OPS["rms_norm"].dtype_combos[1], (4, 64))
+@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add"])
+def test_cann_tiling_adapter_refuses_bf16_on_310p(name, standin):
+    op = ALL_OPS[name]
     args = [ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint64()), ctypes.byref(ctypes.c_uint32())]
-    assert standin.standin_tiling(b"AirfuseRmsNorm", 2, 8, 253952, _spec(ins), 1e-6, ctypes.create_string_buffer(256), 256, *args) == 1
+    for combo in op.dtype_combos:
+        ins = _inputs(op, combo, (4, 64))
+        rc = standin.standin_tiling(op.ir_type.encode(), 2, 8, 253952, _spec(ins), 1e-6, ctypes.create_string_buffer(256), 256, *args)
+        assert rc == (1 if _has_bf16(combo) else 0), combo

@@ -1,6 +1,7 @@
 """The kernels in kernels/, run on the CPU twin, against airfuse's CPU kernels."""
 
 import random
+import struct
 
 import pytest
 import torch
@@ -35,43 +36,67 @@ def check_add(x, y, **kw):
     return run
 
 
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
-@pytest.mark.parametrize("dtypes", RMS_NORM_COMBOS, ids=lambda d: f"{d[0]}-{d[1]}".replace("torch.", ""))
-def test_rms_norm_and_grad(shape, dtypes):
+# (chip, vector cores): 910B moves unaligned tails with DataCopyPad, 310P with whole 32 B blocks
+# and overlapping windows (kernels/gm_copy.h); 310P has no bfloat16.
+CHIPS = [("Ascend910B2", 48), ("Ascend310P3", 8)]
+
+
+def _chip_has(chip, *dtypes):
+    return chip != "Ascend310P3" or torch.bfloat16 not in dtypes
+
+
+def _dt_id(dtypes):
+    return "-".join(str(d).removeprefix("torch.") for d in dtypes)
+
+
+RMS_CASES = [pytest.param(chip, shape, d, id=f"{chip}-{shape}-{_dt_id(d)}")
+             for chip, _ in CHIPS for shape in SHAPES for d in RMS_NORM_COMBOS if _chip_has(chip, *d)]
+
+
+@pytest.mark.parametrize("chip,shape,dtypes", RMS_CASES)
+def test_rms_norm_and_grad(chip, shape, dtypes):
     gen = generator()
     x_dt, g_dt = dtypes
     x, gamma, dy = randn(shape, x_dt, gen), randn(shape[-1:], g_dt, gen), randn(shape, x_dt, gen)
-    check_rms_norm(x, gamma)
-    check_rms_norm_backward(dy, x, gamma)
+    check_rms_norm(x, gamma, chip=chip)
+    check_rms_norm_backward(dy, x, gamma, chip=chip)
 
 
-@pytest.mark.parametrize("shape", SHAPES + [(3, 5, 129)], ids=str)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
-def test_add(shape, dtype):
+ADD_CASES = [pytest.param(chip, shape, d, id=f"{chip}-{shape}-{_dt_id([d])}")
+             for chip, _ in CHIPS for shape in SHAPES + [(3, 5, 129), (3, 1)]
+             for d in (torch.float32, torch.float16, torch.bfloat16) if _chip_has(chip, d)]
+
+
+@pytest.mark.parametrize("chip,shape,dtype", ADD_CASES)
+def test_add(chip, shape, dtype):
     gen = generator()
-    check_add(randn(shape, dtype, gen), randn(shape, dtype, gen))
+    check_add(randn(shape, dtype, gen), randn(shape, dtype, gen), chip=chip)
 
 
 def _partition_cases():
-    rng = random.Random(4)
-    cases = [(1, 1), (1, 48), (200, 48), (48, 48), (49, 48), (200, 1), (97, 40)]
-    cases += [(rng.randint(1, 200), rng.randint(1, 48)) for _ in range(17)]
+    cases = []
+    for chip, cores in CHIPS:
+        rng = random.Random(4)
+        fixed = [(1, 1), (1, cores), (200, cores), (cores, cores), (cores + 1, cores), (200, 1), (97, cores - 1)]
+        for rows, block_dim in fixed + [(rng.randint(1, 200), rng.randint(1, cores)) for _ in range(17)]:
+            cases.append(pytest.param(chip, rows, block_dim, id=f"{chip}-{rows}x{block_dim}"))
     return cases
 
 
-@pytest.mark.parametrize("rows,block_dim", _partition_cases())
-def test_every_row_partition(rows, block_dim):
+@pytest.mark.parametrize("chip,rows,block_dim", _partition_cases())
+def test_every_row_partition(chip, rows, block_dim):
+    """Rows 1..200 over every block_dim of the chip (also more cores than rows): every row is done once."""
     gen = generator()
-    """Rows 1..200 over block_dim 1..48 (also more cores than rows): every row is done once."""
     cols = random.Random(rows * 100 + block_dim).choice([1, 5, 16, 64, 127, 300])
-    x_dt, g_dt = RMS_NORM_COMBOS[(rows + block_dim) % len(RMS_NORM_COMBOS)]
+    combos = [c for c in RMS_NORM_COMBOS if _chip_has(chip, *c)]
+    x_dt, g_dt = combos[(rows + block_dim) % len(combos)]
     x, gamma, dy = randn((rows, cols), x_dt, gen), randn((cols,), g_dt, gen), randn((rows, cols), x_dt, gen)
-    assert check_rms_norm(x, gamma, block_dim=block_dim).block_dim == block_dim
-    assert check_rms_norm_backward(dy, x, gamma, block_dim=block_dim).block_dim == block_dim
-    assert check_add(x, dy, block_dim=block_dim).block_dim == block_dim
+    assert check_rms_norm(x, gamma, block_dim=block_dim, chip=chip).block_dim == block_dim
+    assert check_rms_norm_backward(dy, x, gamma, block_dim=block_dim, chip=chip).block_dim == block_dim
+    assert check_add(x, dy, block_dim=block_dim, chip=chip).block_dim == block_dim
 
 
-@pytest.mark.parametrize("chip,cores", [("Ascend910B2", 48), ("Ascend910B3", 40)])
+@pytest.mark.parametrize("chip,cores", [("Ascend910B2", 48), ("Ascend910B3", 40), ("Ascend310P3", 8)])
 def test_chip_core_counts(chip, cores):
     gen = generator()
     x, gamma, dy = randn((8192, 64), torch.float16, gen), randn((64,), torch.float16, gen), randn((8192, 64), torch.float16, gen)
@@ -80,17 +105,39 @@ def test_chip_core_counts(chip, cores):
     assert check_add(x, dy, chip=chip).block_dim == cores
 
 
-def test_310p_is_refused_with_the_reason():
+@pytest.mark.parametrize("x_dt,g_dt", [(torch.bfloat16, torch.bfloat16), (torch.bfloat16, torch.float32)], ids=["bf16-bf16", "bf16-f32"])
+def test_310p_refuses_bfloat16(x_dt, g_dt):
+    """310P has no bfloat16: the tiling refuses it, naming the op, the chip and the dtype."""
     gen = generator()
-    x, gamma = randn((4, 64), torch.float16, gen), randn((64,), torch.float16, gen)
-    with pytest.raises(twin.TwinError, match="Ascend310P3 has no DataCopyPad"):
+    x, gamma = randn((4, 64), x_dt, gen), randn((64,), g_dt, gen)
+    _, rstd = torch.ops.airfuse.rms_norm(x, gamma, 1e-6)
+    with pytest.raises(twin.TwinError, match="^AirfuseRmsNorm: bfloat16 does not exist on Ascend310P3$"):
         twin.rms_norm(x, gamma, chip="Ascend310P3")
-    with pytest.raises(twin.TwinError, match="bfloat16 does not exist on Ascend310P3"):
-        twin.add(x.bfloat16(), x.bfloat16(), chip="Ascend310P3")
+    with pytest.raises(twin.TwinError, match="^AirfuseRmsNormGrad: bfloat16 does not exist on Ascend310P3$"):
+        twin.rms_norm_backward(x, x, rstd, gamma, chip="Ascend310P3")
+    with pytest.raises(twin.TwinError, match="^AirfuseAdd: bfloat16 does not exist on Ascend310P3$"):
+        twin.add(x, x, chip="Ascend310P3")
 
 
-def test_float64_is_not_an_npu_dtype():
+def test_310p_gives_each_core_a_whole_block():
+    """Rows under 32 B: a forced block_dim keeps its cores, but only as many get rows as can each
+    write >= one 32 B block of y and of rstd (9 rows of 1 float: one core)."""
+    tile = twin.tiling("rms_norm", "Ascend310P3", 9, 1, 0, 0, 1e-6, 8)
+    rows_per_core, remainder = struct.unpack_from("<II", tile.data.raw, 16)  # after numRows, numCols, rowStride
+    assert tile.block_dim == 8 and (rows_per_core, remainder) == (9, 0)
     gen = generator()
-    x = randn((2, 8), torch.float64, gen)
-    with pytest.raises(TypeError, match="x has dtype float64"):
-        twin.rms_norm(x, x[0])
+    x, gamma = randn((9, 1), torch.float32, gen), randn((1,), torch.float32, gen)
+    check_rms_norm(x, gamma, chip="Ascend310P3", block_dim=8)
+
+
+@pytest.mark.parametrize("rows,cols,dtype", [(600, 4096, torch.float16), (40000, 3, torch.float32)], ids=str)
+def test_310p_streams_flush_across_batches(rows, cols, dtype):
+    """More rows per core than one batch holds: rstd (and y, dx of rows under 32 B) leave the
+    staging buffer in several flushes, each keeping the block the final window may need."""
+    tile = twin.tiling("rms_norm", "Ascend310P3", rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, 0)
+    rows_per_core, _, rows_per_loop = struct.unpack_from("<III", tile.data.raw, 16)
+    assert rows_per_core > rows_per_loop
+    gen = generator()
+    x, gamma, dy = randn((rows, cols), dtype, gen), randn((cols,), dtype, gen), randn((rows, cols), dtype, gen)
+    check_rms_norm(x, gamma, chip="Ascend310P3")
+    check_rms_norm_backward(dy, x, gamma, chip="Ascend310P3")

@@ -1,6 +1,8 @@
 """GM traffic counted by the twin: the kernels move each byte once, and count-only runs (used by
 benchmarks/kernel_traffic.py for big shapes) count exactly what a full run moves."""
 
+import struct
+
 import pytest
 import torch
 
@@ -16,34 +18,73 @@ def _inputs(rows, cols, dtype, gamma_dtype):
     return x, dy, gamma, rstd
 
 
+def _batches(chip, rows, cols, dtype, gamma_dtype):
+    """Copy-in steps of AirfuseRmsNormGrad over all cores: rows per core / rowsPerLoop, rounded up."""
+    tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[gamma_dtype], 0)
+    per_core, remainder, per_loop = struct.unpack_from("<III", tile.data.raw, 16)  # after numRows, numCols, rowStride
+    (cores,) = struct.unpack_from("<I", tile.data.raw, 44)  # usedCores
+    return sum(-(-(per_core + (c < remainder)) // per_loop) for c in range(cores))
+
+
 SHAPES = [(1, 4096, torch.float16, torch.float16), (128, 4096, torch.bfloat16, torch.bfloat16),
           (200, 300, torch.float16, torch.float32), (64, 8192, torch.float16, torch.float16)]
 
 
-@pytest.mark.parametrize("rows,cols,dtype,gamma_dtype", SHAPES)
-def test_each_byte_moves_once(rows, cols, dtype, gamma_dtype):
+# 310P moves like 910B where every core's rows and rstd values are whole 32 B blocks (else the
+# overlapping windows add bytes: test_310p_windows_cost_at_most_a_block_per_core_and_row).
+ALIGNED_310P = [(1, 4096, torch.float16, torch.float16), (128, 4096, torch.float32, torch.float32),
+                (256, 1024, torch.float16, torch.float32)]
+CASES = [pytest.param("Ascend910B2", *c, id=f"910B-{c[0]}x{c[1]}") for c in SHAPES]
+CASES += [pytest.param("Ascend310P3", *c, id=f"310P-{c[0]}x{c[1]}") for c in ALIGNED_310P]
+
+
+@pytest.mark.parametrize("chip,rows,cols,dtype,gamma_dtype", CASES)
+def test_each_byte_moves_once(chip, rows, cols, dtype, gamma_dtype):
     x, dy, gamma, rstd = _inputs(rows, cols, dtype, gamma_dtype)
     s, g, n = x.element_size(), gamma.element_size(), rows * cols
 
-    run = twin.rms_norm(x, gamma)
+    run = twin.rms_norm(x, gamma, chip=chip)
     bd = run.block_dim
     assert (run.bytes_read, run.bytes_written) == (n * s + bd * cols * g, n * s + rows * 4)
 
-    run = twin.rms_norm_backward(dy, x, rstd, gamma)
+    run = twin.rms_norm_backward(dy, x, rstd, gamma, chip=chip)
     bd, partials = run.block_dim, (run.block_dim - 1) * cols * 4  # written by cores 1.., read by core 0
-    assert run.bytes_read == 2 * n * s + rows * 4 + bd * cols * g + partials
+    exact = 2 * n * s + rows * 4 + bd * cols * g + partials
+    if chip == "Ascend310P3":  # each batch's rstd values are read as whole 32 B blocks
+        assert exact <= run.bytes_read < exact + 32 * _batches(chip, rows, cols, dtype, gamma_dtype)
+    else:
+        assert run.bytes_read == exact
     assert run.bytes_written == n * s + cols * g + partials
 
-    run = twin.add(x, dy)
+    run = twin.add(x, dy, chip=chip)
     assert (run.bytes_read, run.bytes_written) == (2 * n * s, n * s)
 
 
-@pytest.mark.parametrize("rows,cols,dtype,gamma_dtype", SHAPES + [(2, 65536, torch.float32, torch.float32)])
-def test_count_only_counts_what_a_full_run_moves(rows, cols, dtype, gamma_dtype):
+COUNT_CASES = [pytest.param("Ascend910B2", *c, id=f"910B-{c[0]}x{c[1]}") for c in SHAPES + [(2, 65536, torch.float32, torch.float32)]]
+COUNT_CASES += [pytest.param("Ascend310P3", *c, id=f"310P-{c[0]}x{c[1]}")
+                for c in ALIGNED_310P + [(200, 300, torch.float16, torch.float32), (3, 7, torch.float32, torch.float32),
+                                         (2, 70001, torch.float16, torch.float16)]]
+
+
+@pytest.mark.parametrize("chip,rows,cols,dtype,gamma_dtype", COUNT_CASES)
+def test_count_only_counts_what_a_full_run_moves(chip, rows, cols, dtype, gamma_dtype):
     x, dy, gamma, rstd = _inputs(rows, cols, dtype, gamma_dtype)
     for fn, args in ((twin.rms_norm, (x, gamma)), (twin.rms_norm_backward, (dy, x, rstd, gamma)), (twin.add, (x, dy))):
-        full, counted = fn(*args), fn(*args, count_only=True)
+        full, counted = fn(*args, chip=chip), fn(*args, chip=chip, count_only=True)
         assert (counted.bytes_read, counted.bytes_written, counted.block_dim) == (full.bytes_read, full.bytes_written, full.block_dim)
+
+
+def test_310p_windows_cost_at_most_a_block_per_core_and_row():
+    """Unaligned rows on 310P: beyond 910B's traffic, each row reads and writes at most one more
+    32 B block per tensor, and each core at most one more for rstd and gamma."""
+    rows, cols = 200, 300
+    x, _, gamma, _ = _inputs(rows, cols, torch.float16, torch.float16)
+    pad, aligned = twin.rms_norm(x, gamma), twin.rms_norm(x, gamma, chip="Ascend310P3")
+    gamma_reads = (aligned.block_dim - pad.block_dim) * gamma.nbytes
+    extra_read = aligned.bytes_read - pad.bytes_read - gamma_reads
+    extra_written = aligned.bytes_written - pad.bytes_written
+    assert 0 < extra_read <= rows * 32 + aligned.block_dim * 32
+    assert 0 < extra_written <= rows * 32 + aligned.block_dim * 32
 
 
 def test_split_rows_reread_x():

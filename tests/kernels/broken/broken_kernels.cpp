@@ -191,3 +191,10 @@ extern "C" __global__ __aicore__ void correct_queue_limits(GM_ADDR x, GM_ADDR wo
         out.FreeTensor(b[i]);
     }
 }
+
+// A scalar GM store one element past x's 256 floats (the 310P path stores tensors under 32 B this way).
+extern "C" __global__ __aicore__ void broken_scalar_gm_store(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    g.SetValue(kElems, 1.0f);
+}

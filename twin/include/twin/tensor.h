@@ -68,9 +68,33 @@ public:
     uint64_t GetSize() const { return size_; }
     T* GetPhyAddr() const { return base_; }
 
+    // Scalar GM access (through the core's data cache on the NPU; flush writes with
+    // DataCacheCleanAndInvalid). Bounds-checked and counted like a copy of one element.
+    T GetValue(uint64_t i) const {
+        CheckElem("GlobalTensor::GetValue", i);
+        twin::Cur().gmRead += sizeof(T);
+        return twin::Cur().countOnly ? T{} : base_[i];
+    }
+    void SetValue(uint64_t i, T v) const {
+        CheckElem("GlobalTensor::SetValue", i);
+        twin::Cur().gmWritten += sizeof(T);
+        if (!twin::Cur().countOnly) base_[i] = v;
+    }
+
 private:
+    void CheckElem(const char* api, uint64_t i) const {
+        if (i >= size_) twin::Fail(api, twin::Fmt("index %llu outside the GlobalTensor's %llu elements", (unsigned long long)i, (unsigned long long)size_));
+        twin::CheckGm(api, base_ + i, sizeof(T));
+    }
     T* base_ = nullptr;
     uint64_t size_ = 0;
 };
+
+enum class CacheLine { SINGLE_CACHE_LINE, ENTIRE_DATA_CACHE };
+
+// Writes the cache line holding dst[0] back to GM. The twin has no data cache: it only checks the address.
+template <typename T, CacheLine line> void DataCacheCleanAndInvalid(const GlobalTensor<T>& dst) {
+    twin::CheckGm("DataCacheCleanAndInvalid", dst.GetPhyAddr(), sizeof(T));
+}
 
 }  // namespace AscendC
