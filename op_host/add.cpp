@@ -1,6 +1,7 @@
 // AirfuseAdd: prototype (OpDef), shape/dtype inference and the tiling adapter.
 // IR: inputs x, y; output z; same shape and dtype (float32, float16, bfloat16).
 #include "adapter_common.h"
+#include "opdef_common.h"
 #include "tiling/add.h"
 
 namespace optiling {
@@ -33,14 +34,13 @@ namespace ops {
 class AirfuseAdd : public OpDef {
 public:
     explicit AirfuseAdd(const char* name) : OpDef(name) {
-        const std::vector<ge::DataType> types = {ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_BF16};
-        const std::vector<ge::Format> nd = {ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND};
-        this->Input("x").ParamType(REQUIRED).DataType(types).Format(nd);
-        this->Input("y").ParamType(REQUIRED).DataType(types).Format(nd);
-        this->Output("z").ParamType(REQUIRED).DataType(types).Format(nd);
+        // x, y -> z
+        airfuse::opdef::AddChipConfigs(*this, {"x", "y"}, {"z"},
+                                       {{ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT},
+                                        {ge::DT_FLOAT16, ge::DT_FLOAT16, ge::DT_FLOAT16},
+                                        {ge::DT_BF16, ge::DT_BF16, ge::DT_BF16}});
         this->SetInferShape(ge::AirfuseAddInferShape).SetInferDataType(ge::AirfuseAddInferDataType);
         this->AICore().SetTiling(optiling::AirfuseAddTiling);
-        this->AICore().AddConfig("ascend910b");
     }
 };
 OP_ADD(AirfuseAdd);

@@ -3,6 +3,7 @@
 // attr epsilon Float 1e-6. The dtype combinations follow airfuse/ops/rms_norm.py (checked by
 // tests/kernels/test_consistency.py).
 #include "adapter_common.h"
+#include "opdef_common.h"
 #include "tiling/rms_norm.h"
 
 namespace optiling {
@@ -42,26 +43,16 @@ namespace ops {
 class AirfuseRmsNorm : public OpDef {
 public:
     explicit AirfuseRmsNorm(const char* name) : OpDef(name) {
-        this->Input("x")
-            .ParamType(REQUIRED)
-            .DataType({ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_FLOAT16, ge::DT_BF16, ge::DT_BF16})
-            .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND});
-        this->Input("gamma")
-            .ParamType(REQUIRED)
-            .DataType({ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_BF16, ge::DT_FLOAT})
-            .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND});
-        this->Output("y")
-            .ParamType(REQUIRED)
-            .DataType({ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_FLOAT16, ge::DT_BF16, ge::DT_BF16})
-            .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND});
-        this->Output("rstd")
-            .ParamType(REQUIRED)
-            .DataType({ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT})
-            .Format({ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND});
+        // x, gamma -> y, rstd
+        airfuse::opdef::AddChipConfigs(*this, {"x", "gamma"}, {"y", "rstd"},
+                                       {{ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT},
+                                        {ge::DT_FLOAT16, ge::DT_FLOAT16, ge::DT_FLOAT16, ge::DT_FLOAT},
+                                        {ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_FLOAT},
+                                        {ge::DT_BF16, ge::DT_BF16, ge::DT_BF16, ge::DT_FLOAT},
+                                        {ge::DT_BF16, ge::DT_FLOAT, ge::DT_BF16, ge::DT_FLOAT}});
         this->Attr("epsilon").AttrType(OPTIONAL).Float(1e-6f);
         this->SetInferShape(ge::AirfuseRmsNormInferShape).SetInferDataType(ge::AirfuseRmsNormInferDataType);
         this->AICore().SetTiling(optiling::AirfuseRmsNormTiling);
-        this->AICore().AddConfig("ascend910b");
     }
 };
 OP_ADD(AirfuseRmsNorm);

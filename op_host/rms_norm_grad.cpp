@@ -1,6 +1,7 @@
 // AirfuseRmsNormGrad: prototype (OpDef), shape/dtype inference and the tiling adapter.
 // IR: inputs dy, x, rstd, gamma; outputs dx (x's dtype and shape), dgamma (gamma's dtype and shape).
 #include "adapter_common.h"
+#include "opdef_common.h"
 #include "tiling/rms_norm.h"
 
 namespace optiling {
@@ -39,19 +40,16 @@ namespace ops {
 class AirfuseRmsNormGrad : public OpDef {
 public:
     explicit AirfuseRmsNormGrad(const char* name) : OpDef(name) {
-        const std::vector<ge::DataType> xTypes = {ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_FLOAT16, ge::DT_BF16, ge::DT_BF16};
-        const std::vector<ge::DataType> gammaTypes = {ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_BF16, ge::DT_FLOAT};
-        const std::vector<ge::DataType> floatTypes = {ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT};
-        const std::vector<ge::Format> nd = {ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND, ge::FORMAT_ND};
-        this->Input("dy").ParamType(REQUIRED).DataType(xTypes).Format(nd);
-        this->Input("x").ParamType(REQUIRED).DataType(xTypes).Format(nd);
-        this->Input("rstd").ParamType(REQUIRED).DataType(floatTypes).Format(nd);
-        this->Input("gamma").ParamType(REQUIRED).DataType(gammaTypes).Format(nd);
-        this->Output("dx").ParamType(REQUIRED).DataType(xTypes).Format(nd);
-        this->Output("dgamma").ParamType(REQUIRED).DataType(gammaTypes).Format(nd);
+        // dy, x, rstd, gamma -> dx, dgamma
+        airfuse::opdef::AddChipConfigs(
+            *this, {"dy", "x", "rstd", "gamma"}, {"dx", "dgamma"},
+            {{ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT},
+             {ge::DT_FLOAT16, ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_FLOAT16, ge::DT_FLOAT16},
+             {ge::DT_FLOAT16, ge::DT_FLOAT16, ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_FLOAT16, ge::DT_FLOAT},
+             {ge::DT_BF16, ge::DT_BF16, ge::DT_FLOAT, ge::DT_BF16, ge::DT_BF16, ge::DT_BF16},
+             {ge::DT_BF16, ge::DT_BF16, ge::DT_FLOAT, ge::DT_FLOAT, ge::DT_BF16, ge::DT_FLOAT}});
         this->SetInferShape(ge::AirfuseRmsNormGradInferShape).SetInferDataType(ge::AirfuseRmsNormGradInferDataType);
         this->AICore().SetTiling(optiling::AirfuseRmsNormGradTiling);
-        this->AICore().AddConfig("ascend910b");
     }
 };
 OP_ADD(AirfuseRmsNormGrad);

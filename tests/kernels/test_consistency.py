@@ -48,19 +48,32 @@ def test_every_kernel_has_an_opdef_and_back(opdefs):
     assert {"AirfuseRmsNorm", "AirfuseRmsNormGrad", "AirfuseAdd"} <= set(opdefs)
 
 
+# The dtype combinations each chip's OpDef config declares: all on 910B; 310P has no bfloat16.
+CHIP_COMBOS = {
+    "ascend910b": lambda op: list(op.dtype_combos),
+    "ascend310p": lambda op: [c for c in op.dtype_combos if torch.bfloat16 not in c.values()],
+}
+
+
+def _declared_combos(params):
+    return [{p["name"]: p["dtypes"][i] for p in params} for i in range(len(params[0]["dtypes"]))]
+
+
 @pytest.mark.parametrize("op", KERNEL_OPS, ids=lambda o: o.ir_type)
 def test_opdef_matches_op_definition(op, opdefs):
     d = opdefs[op.ir_type]
-    assert [(p["name"], p["param_type"]) for p in d["inputs"]] == [(p.name, p.kind) for p in op.inputs]
-    assert [(p["name"], p["param_type"]) for p in d["outputs"]] == [(p.name, p.kind) for p in op.outputs]
     assert [(a["name"], a["type"], a["attr_type"]) for a in d["attrs"]] == [(a.name, a.ge_type, "optional") for a in op.attrs]
-    for a, ir in zip(d["attrs"], op.attrs):
+    for a, ir in zip(d["attrs"], op.attrs, strict=True):
         assert math.isclose(a["default"], ir.default, rel_tol=1e-6)
-    params = d["inputs"] + d["outputs"]
-    declared = [{p["name"]: p["dtypes"][i] for p in params} for i in range(len(params[0]["dtypes"]))]
-    assert declared == [{k: GE[v] for k, v in combo.items()} for combo in op.dtype_combos]
-    assert all(p["formats"] == [ND] * len(p["dtypes"]) for p in params)
-    assert d["configs"] == ["ascend910b"] and d["has_tiling"] and d["has_infer_shape"] and d["has_infer_dtype"]
+    assert d["has_tiling"] and d["has_infer_shape"] and d["has_infer_dtype"]
+    assert set(d["configs"]) == set(CHIP_COMBOS)
+    for soc, expected in CHIP_COMBOS.items():
+        config = d["configs"][soc]
+        assert [(p["name"], p["param_type"]) for p in config["inputs"]] == [(p.name, p.kind) for p in op.inputs]
+        assert [(p["name"], p["param_type"]) for p in config["outputs"]] == [(p.name, p.kind) for p in op.outputs]
+        params = config["inputs"] + config["outputs"]
+        assert _declared_combos(params) == [{k: GE[v] for k, v in combo.items()} for combo in expected(op)], soc
+        assert all(p["formats"] == [ND] * len(p["dtypes"]) for p in params)
 
 
 def kernel_entry(op):

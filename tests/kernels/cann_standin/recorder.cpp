@@ -85,10 +85,17 @@ const char* standin_opdefs_json() {
             js << (i ? "," : "") << "{\"name\":\"" << a.name << "\",\"attr_type\":\"" << OptionName(a.attrType) << "\",\"type\":\"" << a.type
                << "\",\"default\":" << a.defaultValue << "}";
         }
-        js << "],\"configs\":[";
+        js << "],\"configs\":{";
         const auto& cfg = def->AICoreDef().configs;
-        for (size_t i = 0; i < cfg.size(); ++i) js << (i ? "," : "") << "\"" << cfg[i] << "\"";
-        js << "],\"has_tiling\":" << (def->AICoreDef().tiling ? "true" : "false") << ",\"has_infer_shape\":"
+        for (size_t i = 0; i < cfg.size(); ++i) {
+            const auto& [soc, own] = cfg[i];
+            js << (i ? "," : "") << "\"" << soc << "\":{\"inputs\":";
+            Params(js, own.inputs.empty() ? def->Inputs() : own.inputs);
+            js << ",\"outputs\":";
+            Params(js, own.outputs.empty() ? def->Outputs() : own.outputs);
+            js << "}";
+        }
+        js << "},\"has_tiling\":" << (def->AICoreDef().tiling ? "true" : "false") << ",\"has_infer_shape\":"
            << (def->InferShape() ? "true" : "false") << ",\"has_infer_dtype\":" << (def->InferDataType() ? "true" : "false") << "}";
     }
     js << "]";

@@ -143,11 +143,19 @@ using TilingFunc = ge::graphStatus (*)(gert::TilingContext*);
 using InferShapeFunc = ge::graphStatus (*)(gert::InferShapeContext*);
 using InferDataTypeFunc = ge::graphStatus (*)(gert::InferDataTypeContext*);
 
+// A chip's own declaration of the tensors (e.g. a shorter dtype list); empty means the OpDef's.
+struct OpAICoreConfig {
+    std::deque<OpParamDef> inputs, outputs;
+    OpParamDef& Input(const char* n) { inputs.push_back(OpParamDef{n}); return inputs.back(); }
+    OpParamDef& Output(const char* n) { outputs.push_back(OpParamDef{n}); return outputs.back(); }
+};
+
 struct OpAICoreDef {
     TilingFunc tiling = nullptr;
-    std::vector<std::string> configs;
+    std::vector<std::pair<std::string, OpAICoreConfig>> configs;
     OpAICoreDef& SetTiling(TilingFunc f) { tiling = f; return *this; }
-    OpAICoreDef& AddConfig(const char* unit) { configs.push_back(unit); return *this; }
+    OpAICoreDef& AddConfig(const char* soc) { configs.emplace_back(soc, OpAICoreConfig{}); return *this; }
+    OpAICoreDef& AddConfig(const char* soc, OpAICoreConfig& config) { configs.emplace_back(soc, config); return *this; }
 };
 
 class OpDef {
