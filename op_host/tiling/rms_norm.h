@@ -54,10 +54,17 @@ inline void Partition(const ChipInfo& chip, uint64_t rows, uint32_t forceBlockDi
     if (!chip.hasDataCopyPad && !forceBlockDim) res.blockDim = rowCores;
 }
 
-inline std::string CheckShape(const char* op, uint64_t rows, uint32_t cols) {
+// What both RmsNorm tilings refuse: empty or oversized x, dtypes the chip lacks, a forced
+// block_dim the chip cannot run. Empty when the inputs are acceptable.
+inline std::string CheckInputs(const char* op, const ChipInfo& chip, uint64_t rows, uint32_t cols, DType x, DType gamma,
+                               uint32_t forceBlockDim) {
     if (rows == 0 || cols == 0) return std::string(op) + ": x must not be empty";
     if (rows > UINT32_MAX) return std::string(op) + ": more than 2^32 - 1 rows";
-    return {};
+    for (DType t : {x, gamma}) {
+        std::string error = CheckChip(op, chip, t);
+        if (!error.empty()) return error;
+    }
+    return CheckForcedBlockDim(op, chip, forceBlockDim);
 }
 
 }  // namespace detail
@@ -66,10 +73,7 @@ inline Result RmsNorm(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType 
                       uint32_t forceBlockDim = 0) {
     const char* op = "AirfuseRmsNorm";
     Result res;
-    res.error = detail::CheckShape(op, rows, cols);
-    if (res.error.empty()) res.error = CheckChip(op, chip, x);
-    if (res.error.empty()) res.error = CheckChip(op, chip, gamma);
-    if (res.error.empty()) res.error = CheckForcedBlockDim(op, chip, forceBlockDim);
+    res.error = detail::CheckInputs(op, chip, rows, cols, x, gamma, forceBlockDim);
     if (!res.ok()) return res;
     uint32_t s = SizeOf(x), g = SizeOf(gamma), e = 32 / s;
     bool aligned = !chip.hasDataCopyPad, natural = aligned && cols < e;
@@ -121,10 +125,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
                           uint32_t forceBlockDim = 0) {
     const char* op = "AirfuseRmsNormGrad";
     Result res;
-    res.error = detail::CheckShape(op, rows, cols);
-    if (res.error.empty()) res.error = CheckChip(op, chip, x);
-    if (res.error.empty()) res.error = CheckChip(op, chip, gamma);
-    if (res.error.empty()) res.error = CheckForcedBlockDim(op, chip, forceBlockDim);
+    res.error = detail::CheckInputs(op, chip, rows, cols, x, gamma, forceBlockDim);
     if (!res.ok()) return res;
     uint32_t s = SizeOf(x), g = SizeOf(gamma), e = 32 / s;
     bool aligned = !chip.hasDataCopyPad, natural = aligned && cols < e;
