@@ -36,6 +36,24 @@ template <typename F> inline Plan ChoosePlan(uint32_t ub, uint32_t cols, uint32_
 // Elements of each float32 work buffer: the chunk, or its windowed span on 310P (whole blocks of x).
 inline uint32_t FloatCols(bool aligned, uint32_t chunk, uint32_t s) { return uint32_t(RoundUp(chunk, aligned ? 32 / s : 8)); }
 
+// The row-partition and UB-plan fields both RmsNorm tiling structs share.
+template <typename Tiling>
+inline void FillRowFields(Tiling* out, uint64_t rows, uint32_t cols, const Plan& p, uint32_t rowCores, bool aligned, uint32_t s) {
+    uint32_t f = FloatCols(aligned, p.chunk, s);
+    out->numRows = rows;
+    out->numCols = cols;
+    out->rowStride = p.rowStride;
+    out->rowsPerCore = uint32_t(rows / rowCores);
+    out->rowsRemainder = uint32_t(rows % rowCores);
+    out->rowsPerLoop = p.rowsPerLoop;
+    out->colsPerChunk = p.chunk;
+    out->bufferNum = p.bufferNum;
+    out->reduceTmpBytes = ReduceTmpBytes(f);
+    out->avgFactor = 1.0f / float(cols);
+    out->alignedCopy = aligned;
+    out->floatCols = f;
+}
+
 // A GmStream stage (kernels/gm_copy.h) for `elems` values of `size` bytes: plus three blocks, >= 4 blocks.
 inline uint32_t StageBytes(uint64_t elems, uint32_t size) {
     uint64_t e = 32 / size, b = (RoundUp(elems, e) + 3 * e) * size;
@@ -100,22 +118,10 @@ inline Result RmsNorm(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType 
         res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
         detail::Partition(chip, rows, 0, minRows, res, rowCores);
     }
-    uint32_t f = detail::FloatCols(aligned, p.chunk, s);
     *out = AirfuseRmsNormTilingData{};
-    out->numRows = rows;
-    out->numCols = cols;
-    out->rowStride = p.rowStride;
-    out->rowsPerCore = uint32_t(rows / rowCores);
-    out->rowsRemainder = uint32_t(rows % rowCores);
-    out->rowsPerLoop = p.rowsPerLoop;
-    out->colsPerChunk = p.chunk;
-    out->bufferNum = p.bufferNum;
-    out->reduceTmpBytes = ReduceTmpBytes(f);
+    detail::FillRowFields(out, rows, cols, p, rowCores, aligned, s);
     out->epsilon = epsilon;
-    out->avgFactor = 1.0f / float(cols);
-    out->alignedCopy = aligned;
     out->rowCores = rowCores;
-    out->floatCols = f;
     out->rstdStageBytes = aligned ? detail::StageBytes(p.rowsPerLoop, 4) : 0;
     out->outStageBytes = natural ? detail::StageBytes(uint64_t(p.rowsPerLoop) * cols, s) : 0;
     return res;
@@ -155,24 +161,12 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
         res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
         detail::Partition(chip, rows, 0, natural ? CeilDiv(e, cols) : 1, res, rowCores);
     }
-    uint32_t f = detail::FloatCols(aligned, p.chunk, s);
     // 310P: partial rows start 32 B-aligned and hold the row's windowed layout.
     uint32_t wsStride = aligned ? uint32_t(RoundUp(cols, e)) : cols;
     res.workspaceBytes = uint64_t(rowCores) * wsStride * sizeof(float);
     *out = AirfuseRmsNormGradTilingData{};
-    out->numRows = rows;
-    out->numCols = cols;
-    out->rowStride = p.rowStride;
-    out->rowsPerCore = uint32_t(rows / rowCores);
-    out->rowsRemainder = uint32_t(rows % rowCores);
-    out->rowsPerLoop = p.rowsPerLoop;
-    out->colsPerChunk = p.chunk;
-    out->bufferNum = p.bufferNum;
-    out->reduceTmpBytes = ReduceTmpBytes(f);
-    out->avgFactor = 1.0f / float(cols);
+    detail::FillRowFields(out, rows, cols, p, rowCores, aligned, s);
     out->usedCores = rowCores;
-    out->alignedCopy = aligned;
-    out->floatCols = f;
     out->wsStride = wsStride;
     out->outStageBytes = stage(p.rowsPerLoop);
     return res;
