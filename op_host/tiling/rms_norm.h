@@ -85,6 +85,22 @@ inline std::string CheckInputs(const char* op, const ChipInfo& chip, uint64_t ro
     return CheckForcedBlockDim(op, chip, forceBlockDim);
 }
 
+// Partitions rows over cores and picks the UB plan (sets res.error when none fits). A plan that
+// splits rows re-reads gamma per row anyway, so then every core that can take rows gets some.
+template <typename F>
+inline Plan PlanRows(const char* op, const ChipInfo& chip, uint64_t rows, uint32_t cols, uint32_t elemsPer32, uint32_t forceBlockDim,
+                     uint64_t minRows, F bytes, Result& res, uint32_t& rowCores) {
+    Partition(chip, rows, forceBlockDim, minRows, res, rowCores);
+    Plan p = ChoosePlan(chip.ubBytes, cols, elemsPer32, CeilDiv(rows, rowCores), bytes);
+    if (p.bufferNum == 0) {
+        res.error = std::string(op) + ": no UB plan fits " + std::to_string(chip.ubBytes) + " bytes";
+    } else if (p.chunk < cols && !forceBlockDim) {
+        res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
+        Partition(chip, rows, 0, minRows, res, rowCores);
+    }
+    return p;
+}
+
 }  // namespace detail
 
 inline Result RmsNorm(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType x, DType gamma, float epsilon, AirfuseRmsNormTilingData* out,
@@ -98,9 +114,6 @@ inline Result RmsNorm(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType 
     res.blockDim = BlockDimForRows(rows, chip.vectorCores, uint64_t(cols) * g, 2ull * cols * s + 4);
     // 310P: a core's rstd (one float per row) and, for rows under 32 B, its y hold a whole block.
     uint64_t minRows = natural && CeilDiv(e, cols) > 8 ? CeilDiv(e, cols) : 8;
-    uint32_t rowCores;
-    detail::Partition(chip, rows, forceBlockDim, minRows, res, rowCores);
-    uint64_t maxRows = CeilDiv(rows, rowCores);
     auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
         uint64_t f = detail::FloatCols(aligned, chunk, s);
         uint64_t b = 2 * buf * detail::R32(uint64_t(rpl) * stride * s) + 2 * detail::R32(f * 4) + detail::R32(32 + ReduceTmpBytes(uint32_t(f)));
@@ -109,15 +122,9 @@ inline Result RmsNorm(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType 
         if (chunk < cols) b += buf * detail::R32(f * g);
         return b;
     };
-    detail::Plan p = detail::ChoosePlan(chip.ubBytes, cols, e, maxRows, bytes);
-    if (p.bufferNum == 0) {
-        res.error = std::string(op) + ": no UB plan fits " + std::to_string(chip.ubBytes) + " bytes";
-        return res;
-    }
-    if (p.chunk < cols && !forceBlockDim) {  // gamma is re-read per row anyway
-        res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
-        detail::Partition(chip, rows, 0, minRows, res, rowCores);
-    }
+    uint32_t rowCores;
+    detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
+    if (!res.ok()) return res;
     *out = AirfuseRmsNormTilingData{};
     detail::FillRowFields(out, rows, cols, p, rowCores, aligned, s);
     out->epsilon = epsilon;
@@ -138,9 +145,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // Besides its rows a core reads gamma and core 0 reads the core's float32 partial row back.
     res.blockDim = BlockDimForRows(rows, chip.vectorCores, uint64_t(cols) * (g + 4), 3ull * cols * s + 4);
     // 310P, rows under 32 B: a core's dx holds a whole block.
-    uint32_t rowCores;
-    detail::Partition(chip, rows, forceBlockDim, natural ? CeilDiv(e, cols) : 1, res, rowCores);
-    uint64_t maxRows = CeilDiv(rows, rowCores);
+    uint64_t minRows = natural ? CeilDiv(e, cols) : 1;
     auto stage = [&](uint32_t rpl) {
         uint32_t dx = detail::StageBytes(uint64_t(rpl) * cols, s), dgamma = detail::StageBytes(cols, g);
         return natural ? (dx > dgamma ? dx : dgamma) : 0u;
@@ -152,15 +157,9 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
         b += chunk < cols ? buf * detail::R32(f * g) : detail::R32(f * 4);
         return b;
     };
-    detail::Plan p = detail::ChoosePlan(chip.ubBytes, cols, e, maxRows, bytes);
-    if (p.bufferNum == 0) {
-        res.error = std::string(op) + ": no UB plan fits " + std::to_string(chip.ubBytes) + " bytes";
-        return res;
-    }
-    if (p.chunk < cols && !forceBlockDim) {
-        res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
-        detail::Partition(chip, rows, 0, natural ? CeilDiv(e, cols) : 1, res, rowCores);
-    }
+    uint32_t rowCores;
+    detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
+    if (!res.ok()) return res;
     // 310P: partial rows start 32 B-aligned and hold the row's windowed layout.
     uint32_t wsStride = aligned ? uint32_t(RoundUp(cols, e)) : cols;
     res.workspaceBytes = uint64_t(rowCores) * wsStride * sizeof(float);
