@@ -5,32 +5,20 @@ attrs must be compile-time constants (a symbolic value arrives as a graph tensor
 GE attr); input dtypes must be a combination the IR supports (CPU-only float64 is refused here).
 """
 
-import torch
 from torchair import ge
 
+from airfuse.ge_dtypes import ge_dtype_to_torch
 from airfuse.opdef import OpDefinition
-
-_GE_TO_TORCH_DTYPE = {
-    ge.DataType.DT_FLOAT: torch.float32,
-    ge.DataType.DT_FLOAT16: torch.float16,
-    ge.DataType.DT_BF16: torch.bfloat16,
-    ge.DataType.DT_DOUBLE: torch.float64,
-    ge.DataType.DT_INT8: torch.int8,
-    ge.DataType.DT_UINT8: torch.uint8,
-    ge.DataType.DT_INT16: torch.int16,
-    ge.DataType.DT_INT32: torch.int32,
-    ge.DataType.DT_INT64: torch.int64,
-    ge.DataType.DT_BOOL: torch.bool,
-}
 
 
 class _DtypeOnly:
     """What ``OpDefinition.check_input_dtypes`` reads of a tensor."""
 
     def __init__(self, tensor, op, name):
-        self.dtype = _GE_TO_TORCH_DTYPE.get(tensor.dtype)
-        if self.dtype is None:
-            raise TypeError(f"{op.ir_type}: input {name} has GE dtype {tensor.dtype}, which airfuse IRs do not take")
+        try:
+            self.dtype = ge_dtype_to_torch(tensor.dtype, f"{op.ir_type}: input {name}")
+        except NotImplementedError as error:
+            raise TypeError(f"{error}; no airfuse IR takes it") from None
 
 
 def emit_ir(op: OpDefinition, *, inputs: dict, attrs: dict):

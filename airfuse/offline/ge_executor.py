@@ -14,10 +14,11 @@ import collections
 
 import torch
 
-from airfuse.ops import OPS_BY_IR_TYPE
+from airfuse.ge_dtypes import TORCH_DTYPE_OF_GE_NAME, ge_dtype_to_torch
 from airfuse.opdef import DYNAMIC, IR_PREFIX
+from airfuse.ops import OPS_BY_IR_TYPE
 
-from .ge_ops import GE_OPS, TORCH_DTYPE_OF_GE_NAME, ge_dtype_to_torch
+from .ge_ops import GE_OPS
 
 _WHERE_TO_ADD = "add it to GE_OPS in airfuse/offline/ge_ops.py (with a test in tests/offline/test_ge_ops.py)"
 _STRUCTURAL = ("Data", "Const", "NetOutput")

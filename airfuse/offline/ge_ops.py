@@ -18,36 +18,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-# GE DataType names -> torch dtypes. The numbers differ between GE's DataType (attrs such as
-# dst_type, TorchAir's output dtypes) and the protobuf enum of tensor descriptors; both are
-# looked up by name from TorchAir's own tables (see ge_executor).
-TORCH_DTYPE_OF_GE_NAME = {
-    "DT_FLOAT": torch.float32,
-    "DT_FLOAT16": torch.float16,
-    "DT_BF16": torch.bfloat16,
-    "DT_DOUBLE": torch.float64,
-    "DT_INT8": torch.int8,
-    "DT_UINT8": torch.uint8,
-    "DT_INT16": torch.int16,
-    "DT_INT32": torch.int32,
-    "DT_INT64": torch.int64,
-    "DT_BOOL": torch.bool,
-}
+from airfuse.ge_dtypes import ge_dtype_to_torch
 
 _HALF_DTYPES = (torch.float16, torch.bfloat16)
-
-
-def ge_dtype_to_torch(number: int, what: str) -> torch.dtype:
-    """A GE DataType number (``torchair.ge.DataType``, not the protobuf enum) as a torch dtype."""
-    from torchair.ge import DataType
-
-    for name, dtype in TORCH_DTYPE_OF_GE_NAME.items():
-        if getattr(DataType, name) == number:
-            return dtype
-    raise NotImplementedError(
-        f"{what} is GE DataType {number}, which the offline GE executor does not map to a torch dtype "
-        f"(it knows {', '.join(TORCH_DTYPE_OF_GE_NAME)})"
-    )
 
 
 def _check(condition, message):
