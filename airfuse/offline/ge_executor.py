@@ -11,6 +11,7 @@ when it runs, and each output's dtype (and known shape) is checked against the n
 """
 
 import collections
+import math
 
 import torch
 
@@ -135,9 +136,7 @@ def _decode_const(node) -> torch.Tensor:
     tensor = node.tensor("value")
     dtype = proto_dtype_to_torch(tensor.desc.dtype, node.describe())
     shape = list(tensor.desc.shape.dim)
-    numel = 1
-    for dim in shape:
-        numel *= dim
+    numel = math.prod(shape)
     expected = numel * torch.empty((), dtype=dtype).element_size()
     if len(tensor.data) != expected:
         raise GeExecutionError(f"{node.describe()}: value holds {len(tensor.data)} bytes, shape {shape} needs {expected}")
