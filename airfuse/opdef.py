@@ -38,6 +38,12 @@ IR_FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 REFERENCE_DTYPE = torch.float64
 
 
+def accumulation_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype CPU kernels compute in: float32 for the IR dtypes, as the NPU kernels do;
+    float64 for the float64 reference dtype."""
+    return REFERENCE_DTYPE if dtype == REFERENCE_DTYPE else torch.float32
+
+
 def _camel(name: str) -> str:
     return "".join(word.capitalize() for word in name.split("_"))
 
@@ -212,6 +218,24 @@ def check_attr_float(op: OpDefinition, name: str, value, *, minimum: float = 0.0
         math.isfinite(number) and number >= minimum and abs(number) <= _FLOAT32_MAX,
         lambda: f"{op.public_name}: {name} must be a finite float32 number >= {minimum:g}, got {number}",
     )
+
+
+def check_attr_int(op: OpDefinition, name: str, value):
+    """Int attrs such as dim: a Python or numpy integer, not a bool."""
+    torch._check_type(
+        isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)),
+        lambda: f"{op.public_name}: {name} must be an int, got {type(value).__name__}",
+    )
+
+
+def check_same_shape(op: OpDefinition, tensors: dict):
+    """Elementwise ops stream their inputs once on the NPU: shapes must match, no broadcasting."""
+    first_name, first = next(iter(tensors.items()))
+    for name, tensor in tensors.items():
+        torch._check(
+            tensor.shape == first.shape,
+            lambda: f"{op.public_name}: {name} must have {first_name}'s shape {list(first.shape)}, got {list(tensor.shape)} (no broadcasting)",
+        )
 
 
 def check_same_device(op: OpDefinition, tensors: dict):

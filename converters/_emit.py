@@ -11,7 +11,7 @@ import numpy as np
 from torchair import ge
 
 from airfuse.ge_dtypes import ge_dtype_to_torch
-from airfuse.opdef import OpDefinition, check_attr_float
+from airfuse.opdef import OpDefinition, check_attr_float, check_attr_int
 
 
 class _DtypeOnly:
@@ -43,6 +43,8 @@ def emit_ir(op: OpDefinition, *, inputs: dict, attrs: dict):
         if attr.ge_type == "Float":
             # The GE attr is a float32: whatever the fake impl accepted must also fit there.
             check_attr_float(op, attr.name, value, minimum=-math.inf)
+        elif attr.ge_type == "Int":
+            check_attr_int(op, attr.name, value)
     try:
         op.check_input_dtypes({n: _DtypeOnly(t, op, n) for n, t in inputs.items()}, reference=False)
     except TypeError as error:

@@ -16,6 +16,7 @@ from reference import rms_norm_reference
 # Magnitudes of x: small, unit and large values keep float32 accumulation and rounding honest.
 _SCALES = (1e-2, 1.0, 1e2)
 _EPSILONS = (0.0, 1e-6, 1e-5, 1e-2)
+_PRODUCT_SCALES = (1e-2, 1.0, 1e1)
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,70 @@ def _add_sample(draw, combo, generator):
     return {"x": _tensor(shape, combo["x"], generator), "y": _tensor(shape, combo["y"], generator)}
 
 
+def _add_rms_norm_sample(draw, combo, generator):
+    forward = _rms_norm_sample(draw, {"x": combo["x1"], "gamma": combo["gamma"]}, generator)
+    x1 = forward.pop("x")
+    return {"x1": x1, "x2": _tensor(x1.shape, combo["x2"], generator, scale=draw(st.sampled_from(_SCALES))), **forward}
+
+
+def _add_rms_norm_reference(x1, x2, gamma, epsilon):
+    # The sum is rounded to x1's dtype once, and the norm reads that rounded sum.
+    x = (x1.double() + x2.double()).to(x1.dtype)
+    return (*rms_norm_reference(x, gamma, epsilon), x.double())
+
+
+def _elementwise_shape(draw):
+    return draw(st.lists(st.integers(1, 9), min_size=0, max_size=3)) + [draw(st.sampled_from([1, 7, 128, 1000]))]
+
+
+def _silu_mul_sample(draw, combo, generator):
+    shape = _elementwise_shape(draw)
+    scale = draw(st.sampled_from(_SCALES))
+    return {"a": _tensor(shape, combo["a"], generator, scale=scale), "b": _tensor(shape, combo["b"], generator)}
+
+
+def _silu_mul_reference(a, b):
+    return (torch.nn.functional.silu(a.double()) * b.double(),)
+
+
+def _silu_mul_backward_sample(draw, combo, generator):
+    forward = _silu_mul_sample(draw, combo, generator)
+    return {"dy": _tensor(forward["a"].shape, combo["dy"], generator), **forward}
+
+
+def _float64_grads(forward, dy, *inputs):
+    """Gradients of the float64 ``forward`` at ``inputs`` for output gradient ``dy``."""
+    leaves = [t.detach().double().requires_grad_() for t in inputs]
+    return torch.autograd.grad(forward(*leaves), leaves, dy.double())
+
+
+def _swiglu_sample(draw, combo, generator):
+    shape = _elementwise_shape(draw)
+    dim = draw(st.integers(-len(shape), len(shape) - 1))
+    shape[dim] *= 2
+    # Both halves carry the scale and multiply: keep their product inside float16's range.
+    return {"x": _tensor(shape, combo["x"], generator, scale=draw(st.sampled_from(_PRODUCT_SCALES))), "dim": dim}
+
+
+def _swiglu_reference(x, dim):
+    return _silu_mul_reference(*x.chunk(2, dim))
+
+
+def _swiglu_backward_sample(draw, combo, generator):
+    forward = _swiglu_sample(draw, {"x": combo["x"]}, generator)
+    x, dim = forward["x"], forward["dim"]
+    return {"dy": _tensor(_swiglu_reference(x, dim)[0].shape, combo["dy"], generator), **forward}
+
+
 CASES = {
     "rms_norm": Case(_rms_norm_sample, rms_norm_reference),
     "rms_norm_backward": Case(_rms_norm_backward_sample, _rms_norm_backward_reference),
     "add": Case(_add_sample, lambda x, y: (x.double() + y.double(),)),
+    "add_rms_norm": Case(_add_rms_norm_sample, _add_rms_norm_reference),
+    "silu_mul": Case(_silu_mul_sample, _silu_mul_reference),
+    "silu_mul_backward": Case(_silu_mul_backward_sample, lambda dy, a, b: _float64_grads(lambda a, b: _silu_mul_reference(a, b)[0], dy, a, b)),
+    "swiglu": Case(_swiglu_sample, _swiglu_reference),
+    "swiglu_backward": Case(
+        _swiglu_backward_sample, lambda dy, x, dim: _float64_grads(lambda x: _swiglu_reference(x, dim)[0], dy, x)
+    ),
 }

@@ -8,6 +8,7 @@ runs AIRFUSE_PROPERTY_EXAMPLES (1000) per op.
 """
 
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -15,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from airfuse.ops import ALL_OPS
-from layers import LAYERS, fake
+from layers import LAYERS, fake, twin_runs
 from op_cases import CASES
 from reference import TOLERANCES
 
@@ -32,6 +33,12 @@ _SETTINGS = settings(
 
 def test_every_op_has_a_case():
     assert set(CASES) == set(ALL_OPS), "add a case to tests/property/op_cases.py for each new op"
+
+
+def test_the_twin_layer_runs_every_op_with_a_kernel():
+    kernels = Path(__file__).resolve().parents[2] / "kernels"
+    with_kernel = {name for name, op in ALL_OPS.items() if (kernels / f"{op.ir_base_name}.cpp").exists()}
+    assert {name for name, op in ALL_OPS.items() if twin_runs(op)} == with_kernel
 
 
 @st.composite
