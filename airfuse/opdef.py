@@ -38,9 +38,9 @@ IR_FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 REFERENCE_DTYPE = torch.float64
 
 
-def accumulation_dtype(dtype: torch.dtype) -> torch.dtype:
-    """The dtype CPU kernels compute in: float32 for the IR dtypes, as the NPU kernels do;
-    float64 for the float64 reference dtype."""
+def compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype kernels compute in: float32 for the IR dtypes (rounded once to the output's), as
+    the NPU kernels do, and float64 for the float64 reference dtype."""
     return REFERENCE_DTYPE if dtype == REFERENCE_DTYPE else torch.float32
 
 

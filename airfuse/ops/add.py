@@ -7,7 +7,7 @@ Half and bfloat16 are added in float32 and rounded once, as the NPU kernel does.
 import torch
 
 from .._library import define
-from ..opdef import IR_FLOAT_DTYPES, IrParam, OpDefinition, accumulation_dtype, check_not_empty, check_same_device, check_same_shape
+from ..opdef import IR_FLOAT_DTYPES, IrParam, OpDefinition, compute_dtype, check_not_empty, check_same_device, check_same_shape
 
 ADD = OpDefinition(
     name="add",
@@ -29,7 +29,7 @@ def check_add(x, y) -> dict:
 
 def add_cpu(x, y):
     combo = check_add(x, y)
-    acc = accumulation_dtype(x.dtype)
+    acc = compute_dtype(x.dtype)
     return (x.contiguous().to(acc) + y.contiguous().to(acc)).to(combo["z"])
 
 

@@ -13,7 +13,7 @@ from ..opdef import (
     IrAttr,
     IrParam,
     OpDefinition,
-    accumulation_dtype,
+    compute_dtype,
     check_attr_float,
     check_not_empty,
     check_same_device,
@@ -48,7 +48,7 @@ def check_add_rms_norm(x1, x2, gamma, epsilon) -> dict:
 
 def add_rms_norm_cpu(x1, x2, gamma, epsilon=1e-6):
     combo = check_add_rms_norm(x1, x2, gamma, epsilon)
-    acc = accumulation_dtype(x1.dtype)
+    acc = compute_dtype(x1.dtype)
     x = (x1.to(acc) + x2.to(acc)).to(combo["x"])
     y, rstd = rms_norm_math(x, gamma, epsilon)
     return y.to(combo["y"]), rstd.to(combo["rstd"]), x

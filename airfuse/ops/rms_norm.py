@@ -13,7 +13,7 @@ from ..opdef import (
     IrAttr,
     IrParam,
     OpDefinition,
-    accumulation_dtype,
+    compute_dtype,
     check_attr_float,
     check_not_empty,
     check_same_device,
@@ -86,7 +86,7 @@ def check_rms_norm_backward(dy, x, rstd, gamma) -> dict:
 
 def rms_norm_math(x, gamma, epsilon):
     """(y, rstd) in the accumulation dtype, without checks: shared with add_rms_norm."""
-    xf = x.contiguous().to(accumulation_dtype(x.dtype))
+    xf = x.contiguous().to(compute_dtype(x.dtype))
     rstd = torch.rsqrt(xf.square().mean(-1, keepdim=True) + epsilon)
     return xf * rstd * gamma.to(xf.dtype), rstd
 
@@ -99,7 +99,7 @@ def rms_norm_cpu(x, gamma, epsilon=1e-6):
 
 def rms_norm_backward_cpu(dy, x, rstd, gamma):
     combo = check_rms_norm_backward(dy, x, rstd, gamma)
-    acc = accumulation_dtype(x.dtype)
+    acc = compute_dtype(x.dtype)
     xf, dyf = x.contiguous().to(acc), dy.contiguous().to(acc)
     r = rstd.to(acc)
     xhat = xf * r

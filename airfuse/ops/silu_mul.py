@@ -12,7 +12,7 @@ from ..opdef import (
     IR_FLOAT_DTYPES,
     IrParam,
     OpDefinition,
-    accumulation_dtype,
+    compute_dtype,
     check_not_empty,
     check_same_device,
     check_same_shape,
@@ -67,13 +67,13 @@ def check_silu_mul_backward(dy, a, b) -> dict:
 
 def silu_mul_cpu(a, b):
     combo = check_silu_mul(a, b)
-    acc = accumulation_dtype(a.dtype)
+    acc = compute_dtype(a.dtype)
     return silu_mul_math(a.to(acc), b.to(acc)).to(combo["y"])
 
 
 def silu_mul_backward_cpu(dy, a, b):
     combo = check_silu_mul_backward(dy, a, b)
-    acc = accumulation_dtype(a.dtype)
+    acc = compute_dtype(a.dtype)
     da, db = silu_mul_grad_math(dy.to(acc), a.to(acc), b.to(acc))
     return da.to(combo["da"]), db.to(combo["db"])
 

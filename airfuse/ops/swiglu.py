@@ -12,7 +12,7 @@ from ..opdef import (
     IrAttr,
     IrParam,
     OpDefinition,
-    accumulation_dtype,
+    compute_dtype,
     check_attr_int,
     check_not_empty,
     check_same_device,
@@ -79,13 +79,13 @@ def check_swiglu_backward(dy, x, dim) -> dict:
 
 def swiglu_cpu(x, dim=-1):
     combo = check_swiglu(x, dim)
-    a, b = x.to(accumulation_dtype(x.dtype)).chunk(2, dim)
+    a, b = x.to(compute_dtype(x.dtype)).chunk(2, dim)
     return silu_mul_math(a, b).to(combo["y"])
 
 
 def swiglu_backward_cpu(dy, x, dim=-1):
     combo = check_swiglu_backward(dy, x, dim)
-    acc = accumulation_dtype(x.dtype)
+    acc = compute_dtype(x.dtype)
     a, b = x.to(acc).chunk(2, dim)
     da, db = silu_mul_grad_math(dy.to(acc), a, b)
     return torch.cat([da, db], dim).to(combo["dx"])
