@@ -6,7 +6,7 @@ Installed as ``airfuse.converters``. The modules import torchair, so they are im
 
 import importlib
 
-_MODULES = ("add", "rms_norm")
+_MODULES = ("add", "gelu", "rms_norm", "rope")
 
 
 def register_all():

@@ -3,4 +3,4 @@
 Installed as ``airfuse.meta`` (setup.py maps this top-level folder into the package).
 """
 
-from . import add, rms_norm  # noqa: F401
+from . import add, gelu, rms_norm, rope  # noqa: F401

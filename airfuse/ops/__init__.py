@@ -4,7 +4,9 @@ Importing a module defines its ops as ``torch.ops.airfuse.*``.
 """
 
 from .add import ADD
+from .gelu import GELU, GELU_BACKWARD
 from .rms_norm import RMS_NORM, RMS_NORM_BACKWARD
+from .rope import ROPE, ROPE_BACKWARD
 
-ALL_OPS = {op.name: op for op in (RMS_NORM, RMS_NORM_BACKWARD, ADD)}
+ALL_OPS = {op.name: op for op in (RMS_NORM, RMS_NORM_BACKWARD, ADD, ROPE, ROPE_BACKWARD, GELU, GELU_BACKWARD)}
 OPS_BY_IR_TYPE = {op.ir_type: op for op in ALL_OPS.values()}
