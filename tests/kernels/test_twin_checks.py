@@ -38,7 +38,7 @@ CASES = [
     ("broken_bf16_add", r"Add: bfloat16_t arithmetic is not supported"),
     ("broken_unaligned_vector", r"Muls: dst UB address 12 is not 32-byte aligned"),
     ("broken_two_pipes", r"TPipe: TPipe has already been constructed"),
-    ("broken_unwaited_flag", r"kernel end: event 5 has ids 0x1 set but never waited on"),
+    ("broken_unwaited_flag", r"kernel end: HardEvent::V_S id 0 set by SetFlag at broken_kernels.cpp:\d+ is never waited on"),
     ("broken_live_buffers", r"TQue::AllocTensor: 8 buffers already allocated in this TPosition, the limit is 8"),
     ("broken_bf16_cast_mode", r"Cast: float -> bfloat16_t with round mode 0 is not supported on Ascend910B2"),
     ("broken_reduce_tmp", r"ReduceSum: sharedTmpBuffer tensor needs at least 64 bytes, it has 32"),
@@ -58,8 +58,14 @@ def test_sync_all_with_a_missing_block(broken):
 
 
 def test_sync_all_needs_every_block_resident(broken):
-    with pytest.raises(twin.TwinError, match=r"SyncAll: block_dim 9 exceeds the 8 vector cores"):
-        run(broken, "broken_sync_all", block_dim=9, chip="Ascend310P3")
+    with pytest.raises(twin.TwinError, match=r"SyncAll: block_dim 49 exceeds the 48 vector cores"):
+        run(broken, "broken_sync_all", block_dim=49)
+
+
+def test_hardware_sync_all_does_not_exist_on_310p(broken):
+    with pytest.raises(twin.TwinError, match=r"block 0/2: SyncAll: hardware SyncAll does not exist on Ascend310P3 \(CANN compiles it "
+                                             r"to nothing there, so the blocks would race\)"):
+        run(broken, "broken_sync_all", block_dim=2, chip="Ascend310P3")
 
 
 def test_data_copy_pad_does_not_exist_on_310p(broken):

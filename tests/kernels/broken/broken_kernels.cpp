@@ -110,6 +110,7 @@ extern "C" __global__ __aicore__ void broken_unwaited_flag(GM_ADDR x, GM_ADDR wo
 
 // Block 1 returns without reaching SyncAll while block 0 waits in it.
 extern "C" __global__ __aicore__ void broken_sync_all(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
     if (GetBlockIdx() == 0) SyncAll();
 }
 
@@ -126,6 +127,9 @@ extern "C" __global__ __aicore__ void correct_copy(GM_ADDR x, GM_ADDR workspace,
     q.EnQue(t);
     t = q.DeQue<float>();
     Muls(t, t, 2.0f, kElems);
+    int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+    SetFlag<HardEvent::V_MTE3>(eventVMte3);
+    WaitFlag<HardEvent::V_MTE3>(eventVMte3);
     DataCopy(g, t, kElems);
     q.FreeTensor(t);
 }
