@@ -43,6 +43,29 @@ CASES = [
     ("broken_bf16_cast_mode", r"Cast: float -> bfloat16_t with round mode 0 is not supported on Ascend910B2"),
     ("broken_reduce_tmp", r"ReduceSum: sharedTmpBuffer tensor needs at least 64 bytes, it has 32"),
     ("broken_scalar_gm_store", r"GlobalTensor::SetValue: index 256 outside the GlobalTensor's 256 elements"),
+    # synchronisation (twin/README.md, "Pipes and events")
+    ("broken_reused_event_id", r"SetFlag<HardEvent::V_MTE2>\(0\): id 0 is still set by TQue::FreeTensor of InitBuffer #1 \(TQue<VECIN> "
+                               r"buffer 0\) and not yet waited on: the second set is lost"),
+    ("broken_stolen_queue_flag", r"TPipe destructor<HardEvent::V_MTE2>\(0\): for InitBuffer #1 \(TQue<VECIN> buffer 0\) waits on id 0, "
+                                 r"which is not set \(never set, or its set was consumed by another WaitFlag\): the NPU would wait forever"),
+    ("broken_wait_never_set", r"WaitFlag<HardEvent::MTE2_V>\(0\): at broken_kernels.cpp:\d+ waits on id 0, which is not set"),
+    ("broken_too_many_event_ids", r"TPipe::AllocEventID: all 8 ids of HardEvent::V_S are in use"),
+    ("broken_missing_mte2_v", r"Muls: \(V\) src UB \[0, 1024\) of InitBuffer #1 \(TBuf<VECCALC>\) reads memory last written by "
+                              r"DataCopy\(GM->UB\) \(MTE2\) with no ordering between them: missing MTE2 -> V ordering "
+                              r"\(SetFlag/WaitFlag<HardEvent::MTE2_V>\)"),
+    ("broken_missing_v_mte3", r"DataCopy\(UB->GM\): \(MTE3\) src UB \[0, 1024\) of InitBuffer #1 \(TQue<VECIN> buffer 0\) reads memory "
+                              r"last written by Muls \(V\) with no ordering between them: missing V -> MTE3 ordering"),
+    ("broken_missing_v_s", r"LocalTensor::GetValue: \(S\) element UB \[0, 4\) of InitBuffer #1 \(TBuf<VECCALC>\) reads memory last "
+                           r"written by Duplicate \(V\) with no ordering between them: missing V -> S ordering \(SetFlag/WaitFlag<HardEvent::V_S>\)"),
+    ("broken_missing_vector_barrier", r"Muls: \(V\) src UB \[256, 512\) of InitBuffer #1 \(TBuf<VECCALC>\) reads memory last written "
+                                      r"by Muls \(V\) with no ordering between them: missing PipeBarrier<PIPE_V>"),
+    ("broken_missing_mte3_mte2", r"DataCopy\(GM->UB\): \(MTE2\) reads GM bytes \[0, 256\) of 'x' reads bytes this block wrote by "
+                                 r"DataCopy\(UB->GM\) \(MTE3\) with no ordering between them: missing MTE3 -> MTE2 ordering"),
+    ("broken_use_after_free", r"Muls: src tensor at UB 0 of InitBuffer #1 \(TQue<VECIN> buffer 0\) is used after TQue::FreeTensor released it"),
+    ("broken_unwritten_read", r"Muls: \(V\) src UB \[0, 1024\) of InitBuffer #1 \(TQue<VECOUT> buffer 0\) reads memory never written "
+                              r"since its AllocTensor"),
+    ("broken_sync_all_kernel_type", r"SyncAll: hardware SyncAll in a kernel of type KERNEL_TYPE_AIV_ONLY: only KERNEL_TYPE_MIX_AIV_1_0 "
+                                    r"starts the scheduler"),
 ]
 
 
@@ -55,6 +78,15 @@ def test_violation_is_reported(broken, symbol, message):
 def test_sync_all_with_a_missing_block(broken):
     with pytest.raises(twin.TwinError, match=r"kernel broken_sync_all, block 0/2: SyncAll: another block returned without calling SyncAll"):
         run(broken, "broken_sync_all", block_dim=2)
+
+
+def test_cross_core_race_on_gm(broken):
+    """Block 1 stores what block 0 loads with no SyncAll between: caught whichever runs first."""
+    with pytest.raises(twin.TwinError, match=r"^kernel broken_cross_core_race, block [01]/2: DataCopy\((GM->UB|UB->GM)\): \((MTE2|MTE3)\) "
+                                             r"(reads|writes) GM bytes \[0, 256\) of 'x' (reads|overwrites) bytes block [01] "
+                                             r"(wrote|read).* with no SyncAll between them: cross-core race"):
+        run(broken, "broken_cross_core_race", block_dim=2)
+    run(broken, "correct_cross_core", block_dim=2)
 
 
 def test_sync_all_needs_every_block_resident(broken):
