@@ -62,7 +62,7 @@ def library() -> ctypes.CDLL:
 class Tiling:
     data: ctypes.Array
     block_dim: int
-    workspace_bytes: int
+    workspace_bytes: int  # the chip's system workspace, then the kernel's (as aclnnXxxGetWorkspaceSize)
 
 
 def tiling(kind: str, chip: str, *args) -> Tiling:

@@ -98,6 +98,7 @@ private:
 
 extern "C" __global__ __aicore__ void airfuse_add(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR workspace, GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(AIRFUSE_VECTOR_KERNEL_TYPE);
+    REGISTER_TILING_DEFAULT(AirfuseAddTilingData);
     GET_TILING_DATA_WITH_STRUCT(AirfuseAddTilingData, t, tiling);
     AddKernel<DTYPE_X> op;
     op.Init(x, y, z, t);

@@ -213,6 +213,7 @@ private:
 
 extern "C" __global__ __aicore__ void airfuse_rms_norm(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, GM_ADDR rstd, GM_ADDR workspace, GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(AIRFUSE_VECTOR_KERNEL_TYPE);
+    REGISTER_TILING_DEFAULT(AirfuseRmsNormTilingData);
     GET_TILING_DATA_WITH_STRUCT(AirfuseRmsNormTilingData, t, tiling);
     RmsNormKernel<DTYPE_X, DTYPE_GAMMA> op;
     op.Init(x, gamma, y, rstd, t);

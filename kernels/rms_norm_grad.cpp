@@ -365,6 +365,7 @@ private:
 extern "C" __global__ __aicore__ void airfuse_rms_norm_grad(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
                                                             GM_ADDR workspace, GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(AIRFUSE_SYNC_ALL_KERNEL_TYPE);
+    REGISTER_TILING_DEFAULT(AirfuseRmsNormGradTilingData);
     GET_TILING_DATA_WITH_STRUCT(AirfuseRmsNormGradTilingData, t, tiling);
     RmsNormGradKernel<DTYPE_X, DTYPE_GAMMA> op;
     op.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t);

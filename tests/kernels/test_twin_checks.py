@@ -21,10 +21,10 @@ def broken():
     return ctypes.CDLL(str(twin.DEFAULT_LIB.with_name("libairfuse_twin_broken.so")))
 
 
-def run(broken, symbol, *, block_dim=1, chip=twin.DEFAULT_CHIP, x=None):
+def run(broken, symbol, *, block_dim=1, chip=twin.DEFAULT_CHIP, x=None, workspace=None):
     x = torch.arange(256, dtype=torch.float32) if x is None else x
     tile = twin.Tiling(ctypes.create_string_buffer(8), block_dim, 0)
-    return twin.launch(symbol, [("x", x), ("workspace", None)], tile, chip=chip, fn_lib=broken)
+    return twin.launch(symbol, [("x", x), ("workspace", workspace)], tile, chip=chip, fn_lib=broken)
 
 
 CASES = [
@@ -78,6 +78,33 @@ def test_violation_is_reported(broken, symbol, message):
 def test_sync_all_with_a_missing_block(broken):
     with pytest.raises(twin.TwinError, match=r"kernel broken_sync_all, block 0/2: SyncAll: another block returned without calling SyncAll"):
         run(broken, "broken_sync_all", block_dim=2)
+
+
+SYSTEM_WORKSPACE = 16 * 1024 * 1024  # Ascend910B2's RESERVED_WORKSPACE
+
+
+def test_workspace_overrun(broken):
+    """The user workspace starts after the chip's system workspace and ends where the tiling said."""
+    ws = torch.empty(SYSTEM_WORKSPACE + 256, dtype=torch.uint8)
+    with pytest.raises(twin.TwinError, match=r"^kernel broken_workspace_overrun, block 0/1: GlobalTensor::SetGlobalBuffer: GM access of 512 "
+                                             r"bytes at offset 0 of 'workspace' overruns its 256 bytes"):
+        run(broken, "broken_workspace_overrun", workspace=ws)
+    with pytest.raises(twin.TwinError, match=r"GetUserWorkspace: the workspace holds 256 bytes, less than the 16777216 bytes of "
+                                             r"Ascend910B2's system workspace"):
+        run(broken, "broken_workspace_overrun", workspace=torch.empty(256, dtype=torch.uint8))
+
+
+def test_system_workspace_is_not_the_kernels(broken):
+    ws = torch.empty(SYSTEM_WORKSPACE + 256, dtype=torch.uint8)
+    with pytest.raises(twin.TwinError, match=r"^kernel broken_system_workspace, block 0/1: GlobalTensor::SetGlobalBuffer: GM access at offset 0 "
+                                             r"of the workspace, inside the first 16777216 bytes: the system workspace"):
+        run(broken, "broken_system_workspace", workspace=ws)
+
+
+def test_tiling_struct_must_be_registered(broken):
+    with pytest.raises(twin.TwinError, match=r"^kernel broken_unregistered_tiling, block 0/1: GET_TILING_DATA_WITH_STRUCT: the tiling struct "
+                                             r"BrokenTiling was not registered with REGISTER_TILING_DEFAULT"):
+        run(broken, "broken_unregistered_tiling")
 
 
 def test_cross_core_race_on_gm(broken):

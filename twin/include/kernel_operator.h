@@ -24,10 +24,13 @@
 #define KERNEL_TASK_TYPE_DEFAULT(type) twin::SetKernelType(type)
 
 namespace twin {
-void ReadTiling(void* dst, const uint8_t* tiling, uint64_t bytes);
+void RegisterTiling(const char* type);
+void ReadTiling(void* dst, const uint8_t* tiling, uint64_t bytes, const char* type);
 }
 
-// Tiling is a plain struct copied from the GM tiling buffer.
+// A standard C++ tiling struct must be registered before it is read (REGISTER_TILING_DEFAULT.md);
+// then it is a plain struct copied from the GM tiling buffer.
+#define REGISTER_TILING_DEFAULT(Type) twin::RegisterTiling(#Type)
 #define GET_TILING_DATA_WITH_STRUCT(Type, var, tiling) \
     Type var;                                          \
-    twin::ReadTiling(&var, (tiling), sizeof(Type))
+    twin::ReadTiling(&var, (tiling), sizeof(Type), #Type)

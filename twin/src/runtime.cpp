@@ -65,7 +65,11 @@ void CheckEventsAtEnd() {
 const GmBuffer& CheckGm(const char* api, const void* p, uint64_t bytes) {
     auto* q = static_cast<const uint8_t*>(p);
     for (const GmBuffer& g : *Cur().gm)
-        if (q >= g.base && q <= g.base + g.bytes) {
+        if (q >= g.base && q < g.base + g.bytes + (g.name == kSystemWorkspace ? 0 : 1)) {
+            if (g.name == kSystemWorkspace)
+                Fail(api, Fmt("GM access at offset %llu of the workspace, inside the first %llu bytes: the system workspace the "
+                              "library owns; a kernel reaches its own part through GetUserWorkspace",
+                              (unsigned long long)(q - g.base), (unsigned long long)Cur().chip->systemWorkspaceBytes));
             uint64_t off = q - g.base;
             if (off + bytes > g.bytes)
                 Fail(api, Fmt("GM access of %llu bytes at offset %llu of '%s' overruns its %llu bytes", (unsigned long long)bytes,
@@ -75,7 +79,28 @@ const GmBuffer& CheckGm(const char* api, const void* p, uint64_t bytes) {
     Fail(api, Fmt("address %p is not inside any GM buffer of this launch", p));
 }
 
-void ReadTiling(void* dst, const uint8_t* tiling, uint64_t bytes) {
+uint8_t* UserWorkspace(uint8_t* workspace) {
+    const char* api = "GetUserWorkspace";
+    Core& c = Cur();
+    for (const GmBuffer& g : *c.gm)
+        if (g.name == kSystemWorkspace && g.base == workspace) {
+            if (g.bytes < c.chip->systemWorkspaceBytes)
+                Fail(api, Fmt("the workspace holds %llu bytes, less than the %u bytes of %s's system workspace that precede the user part; "
+                              "size it as the tiling reports (system + user)",
+                              (unsigned long long)g.bytes, c.chip->systemWorkspaceBytes, c.chip->socVersion));
+            return workspace + g.bytes;
+        }
+    Fail(api, "the argument is not the launch's workspace");
+}
+
+void RegisterTiling(const char* type) { Cur().tilingType = type; }
+
+void ReadTiling(void* dst, const uint8_t* tiling, uint64_t bytes, const char* type) {
+    Core& c = Cur();
+    if (!c.tilingType || std::strcmp(c.tilingType, type) != 0)
+        Fail("GET_TILING_DATA_WITH_STRUCT", Fmt("the tiling struct %s was not registered with REGISTER_TILING_DEFAULT: CANN would not "
+                                                "know the kernel's tiling is a standard C++ struct, nor how to parse it",
+                                                type));
     const GmBuffer& g = CheckGm("GET_TILING_DATA", tiling, bytes);
     if (g.name != "tiling") Fail("GET_TILING_DATA", Fmt("reads from '%s', not the tiling buffer", g.name.c_str()));
     std::memcpy(dst, tiling, bytes);
@@ -383,14 +408,21 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
     if (!chip) return CopyErr(err, errLen, Fmt("unknown chip '%s'", soc)), 1;
     if (blockDim < 1 || blockDim > 65535) return CopyErr(err, errLen, Fmt("block_dim %u outside 1..65535", blockDim)), 1;
     std::vector<GmBuffer> gm;
-    // Cross-core race shadows, one cell per byte: only where the launch moves real data.
+    // Cross-core race shadows, one cell per byte: only where the launch moves real data. The
+    // "workspace" argument starts with the chip's system workspace, which kernels must not touch.
     std::vector<std::unique_ptr<GmShadow>> shadows;
     for (int i = 0; i < nargs; ++i)
         if (args[i] && sizes[i]) {
-            gm.push_back({names[i], args[i], sizes[i]});
+            uint64_t skip = 0;
+            if (std::strcmp(names[i], kWorkspace) == 0) {
+                skip = std::min<uint64_t>(sizes[i], chip->systemWorkspaceBytes);
+                gm.push_back({kSystemWorkspace, args[i], skip});
+                if (skip == sizes[i]) continue;
+            }
+            gm.push_back({names[i], args[i] + skip, sizes[i] - skip});
             if (!countOnly) {
                 shadows.push_back(std::make_unique<GmShadow>());
-                shadows.back()->cells.resize(sizes[i]);
+                shadows.back()->cells.resize(sizes[i] - skip);
                 gm.back().shadow = shadows.back().get();
             }
         }

@@ -361,3 +361,26 @@ template <bool synced> void CrossCore(GM_ADDR x) {
 }
 extern "C" __global__ __aicore__ void broken_cross_core_race(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { CrossCore<false>(x); }
 extern "C" __global__ __aicore__ void correct_cross_core(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { CrossCore<true>(x); }
+
+// ---- workspace and tiling ----
+
+// 512 bytes through GetUserWorkspace when the tiling gave the kernel 256.
+extern "C" __global__ __aicore__ void broken_workspace_overrun(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    GlobalTensor<float> w;
+    w.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), 128);
+}
+
+// The workspace pointer used as is: its first bytes are the system workspace.
+extern "C" __global__ __aicore__ void broken_system_workspace(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    GlobalTensor<float> w;
+    w.SetGlobalBuffer((__gm__ float*)workspace, 64);
+}
+
+struct BrokenTiling {
+    uint32_t n;
+};
+
+// A standard C++ tiling struct read without REGISTER_TILING_DEFAULT.
+extern "C" __global__ __aicore__ void broken_unregistered_tiling(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    GET_TILING_DATA_WITH_STRUCT(BrokenTiling, t, tiling);
+}

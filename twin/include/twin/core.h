@@ -64,6 +64,7 @@ struct Core {
     std::vector<QueueBase*> queues;
     void* tpipe = nullptr;        // the kernel's TPipe (GetTPipePtr)
     int kernelType = kKernelTypeUnset;
+    const char* tilingType = nullptr;  // REGISTER_TILING_DEFAULT's struct
     SyncState sync;
     std::set<std::pair<const char*, int>> sitesSeen;  // SetFlag/WaitFlag/PipeBarrier call sites run
     std::string disabledSite;                          // "file:line" the mutation test switched off
@@ -94,10 +95,15 @@ inline std::string Fmt(const char* f, ...) {
     return buf;
 }
 
+// GM buffer names the launcher gives the workspace's two parts.
+constexpr const char* kWorkspace = "workspace";
+constexpr const char* kSystemWorkspace = "system workspace";
+
 // GM bounds: [p, p+bytes) must lie inside one registered buffer.
 const GmBuffer& CheckGm(const char* api, const void* p, uint64_t bytes);
 
 void SyncAllBlocks();
+uint8_t* UserWorkspace(uint8_t* workspace);
 
 template <typename T> constexpr const char* TypeName() {
     if constexpr (std::is_same_v<T, float>) return "float";

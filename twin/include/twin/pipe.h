@@ -145,6 +145,7 @@ inline int64_t GetBlockNum() { return twin::Cur().blockNum; }
 inline void SyncAll() { twin::SyncAllBlocks(); }
 #endif
 
-inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return workspace; }
+// The user part, after the chip's system workspace (dav_c220 GetUserWorkspace: + RESERVED_WORKSPACE).
+inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return twin::UserWorkspace(workspace); }
 
 }  // namespace AscendC
