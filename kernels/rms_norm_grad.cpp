@@ -174,17 +174,13 @@ private:
         for (uint32_t c0 = 0; c0 < d; c0 += c) {
             uint32_t n = d - c0 < c ? d - c0 : c;
             LocalTensor<float> sum = resident_ ? acc_.Get<float>()[c0] : a_.Get<float>();
-            if (!resident_) {
-                LoadWorkspace(sum, c0, n);
-                PipeBarrier<PIPE_V>();
-            }
+            if (!resident_) LoadWorkspace(sum, c0, n);
             for (uint32_t core = 1; core < t_.usedCores; ++core) AddFromWorkspace(sum, uint64_t(core) * t_.wsStride + c0, n);
             LocalTensor<G> out;
             if constexpr (kIsFloat<G>) {
                 out = sum;
             } else {
-                out = b_.Get<G>();
-                PipeBarrier<PIPE_V>();
+                out = b_.Get<G>();  // AddFromWorkspace's barrier ordered its reads of b_
                 FromFloat(out, sum, mover_.Span(n));
             }
             if (mover_.natural) {  // a row under 32 B: d < one block of x, so this is the only chunk
@@ -244,8 +240,7 @@ private:
             int32_t eventMTE2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
             SetFlag<HardEvent::MTE2_V>(eventMTE2V);
             WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
-            Cast(g, stage, RoundMode::CAST_NONE, mover_.Span(d));
-            PipeBarrier<PIPE_V>();
+            Cast(g, stage, RoundMode::CAST_NONE, mover_.Span(d));  // the caller's barrier orders it before the rows
         }
     }
 
@@ -319,8 +314,7 @@ private:
         LocalTensor<float> b = b_.Get<float>();
         LocalTensor<float> dyf = AsFloat(dy, a, n);
         Mul(a, dyf, g, n);
-        PipeBarrier<PIPE_V>();
-        LocalTensor<float> xf = AsFloat(x, b, n);
+        LocalTensor<float> xf = AsFloat(x, b, n);  // b does not depend on a: the barrier below orders both
         Muls(b, xf, rvMean, n);
         PipeBarrier<PIPE_V>();
         Sub(a, a, b, n);

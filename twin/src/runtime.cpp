@@ -481,8 +481,8 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
 // "file:line" is skipped in the following launches; "" restores every site.
 extern "C" void twin_disable_sync_site(const char* site) { gDisabledSite = site; }
 
-// The SetFlag/WaitFlag/PipeBarrier call sites executed since the last call, one "file:line"
-// per line; returns the length needed (the list is cleared only when it fit).
+// The SetFlag and PipeBarrier call sites executed since the last call, one "file:line" per
+// line; returns the length needed (the list is cleared only when it fit).
 extern "C" int twin_sync_sites(char* out, int len) {
     std::string all;
     for (const std::string& s : gSitesSeen) all += s + "\n";

@@ -59,11 +59,12 @@ EventSlot& Slot(const char* api, HardEvent e, int32_t id) {
     return St().events[int(e)][id];
 }
 
-// Records the site for the mutation test and tells whether the launch switched it off.
-bool Disabled(const Site& site) {
+// Whether the launch switched this call site off (mutation test); SetFlag and PipeBarrier sites
+// are recorded as the units a mutation removes (a WaitFlag goes with its SetFlag).
+bool Disabled(const Site& site, bool record) {
     if (!site.file) return false;
     Core& c = Cur();
-    c.sitesSeen.insert({site.file, site.line});
+    if (record) c.sitesSeen.insert({site.file, site.line});
     return !c.disabledSite.empty() && c.disabledSite == Fmt("%s:%d", Basename(site.file), site.line);
 }
 
@@ -79,7 +80,7 @@ const char* PipeName(int p) {
 void SetFlagAt(HardEvent e, int32_t id, const char* api, Site site, int32_t buf) {
     std::string name = Fmt("%s<HardEvent::%s>(%d)", api, EventName(e), id);
     EventSlot& slot = Slot(name.c_str(), e, id);
-    if (Disabled(site)) {
+    if (Disabled(site, true)) {
         slot.muted = true;
         return;
     }
@@ -105,7 +106,7 @@ void WaitFlagAt(HardEvent e, int32_t id, const char* api, Site site, int32_t buf
         slot.muted = false;
         return;
     }
-    if (Disabled(site)) return;
+    if (Disabled(site, false)) return;
     if (!slot.set) {
         std::string who = site.file ? Fmt(" at %s:%d", Basename(site.file), site.line) : buf >= 0 ? " for " + St().bufs[buf].name : "";
         Fail(name.c_str(), Fmt("%swaits on id %d, which is not set (never set, or its set was consumed by another WaitFlag): the NPU "
@@ -118,7 +119,7 @@ void WaitFlagAt(HardEvent e, int32_t id, const char* api, Site site, int32_t buf
 }
 
 void BarrierAt(AscendC::pipe_t p, Site site) {
-    if (Disabled(site)) return;
+    if (Disabled(site, true)) return;
     SyncState& s = St();
     if (p == AscendC::PIPE_ALL) {
         for (int q = 0; q < kPipes; ++q)

@@ -66,7 +66,7 @@ struct Core {
     int kernelType = kKernelTypeUnset;
     const char* tilingType = nullptr;  // REGISTER_TILING_DEFAULT's struct
     SyncState sync;
-    std::set<std::pair<const char*, int>> sitesSeen;  // SetFlag/WaitFlag/PipeBarrier call sites run
+    std::set<std::pair<const char*, int>> sitesSeen;  // SetFlag/PipeBarrier call sites run
     std::string disabledSite;                          // "file:line" the mutation test switched off
     uint64_t gmRead = 0;
     uint64_t gmWritten = 0;
