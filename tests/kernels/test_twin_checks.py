@@ -116,6 +116,20 @@ def test_cross_core_race_on_gm(broken):
     run(broken, "correct_cross_core", block_dim=2)
 
 
+def test_soft_sync_all_needs_a_region_zeroed_before_the_launch(broken):
+    """310P's soft SyncAll counts in GM: with the region zeroed beforehand, blocks exchange data
+    across it; with stale counts it would pass early; zeroing it in the kernel races."""
+    run(broken, "correct_soft_sync", block_dim=2, chip="Ascend310P3", x=torch.zeros(256))
+    stale = torch.zeros(256)
+    stale.view(torch.int32)[8] = 5
+    with pytest.raises(twin.TwinError, match=r"^kernel correct_soft_sync, block 1/2: SyncAll\(gmWorkspace, ubWorkspace, usedCores\): this "
+                                             r"block's count in gmWorkspace is 5 at its SyncAll #1, not 0: the region was not zeroed"):
+        run(broken, "correct_soft_sync", block_dim=2, chip="Ascend310P3", x=stale)
+    with pytest.raises(twin.TwinError, match=r"^kernel broken_soft_sync_zeroed_in_kernel, block [01]/2: .*GM bytes \[\d+, \d+\) of 'x' "
+                                             r".*cross-core race"):
+        run(broken, "broken_soft_sync_zeroed_in_kernel", block_dim=2, chip="Ascend310P3", x=torch.zeros(256))
+
+
 def test_sync_all_needs_every_block_resident(broken):
     with pytest.raises(twin.TwinError, match=r"SyncAll: block_dim 49 exceeds the 48 vector cores"):
         run(broken, "broken_sync_all", block_dim=49)

@@ -12,13 +12,41 @@ namespace {
 thread_local Core* tCore = nullptr;
 thread_local std::string tLeak;  // first end-of-kernel discipline error (set from destructors)
 
+// One rendezvous per kind of SyncAll: the hardware one (every block) and the soft one (blocks
+// 0..usedCores-1, which must agree on usedCores).
+struct Rendezvous {
+    uint32_t total = 0, arrived = 0, generation = 0;
+};
 struct Barrier {
     std::mutex m;
     std::condition_variable cv;
-    uint32_t total = 0, arrived = 0, exited = 0, generation = 0;
+    Rendezvous hard, soft;
+    std::vector<char> done;  // per block: returned from the kernel
     bool aborted = false;
 };
 Barrier* gBarrier = nullptr;
+
+// Waits until the `total` first blocks arrive; a block of them returning first would hang the NPU.
+void Meet(Rendezvous& r, std::unique_lock<std::mutex>& lk, const char* api) {
+    Barrier& b = *gBarrier;
+    uint32_t gen = r.generation;
+    if (++r.arrived == r.total) {
+        r.arrived = 0;
+        ++r.generation;
+        b.cv.notify_all();
+        return;
+    }
+    auto gone = [&] {
+        for (uint32_t i = 0; i < r.total; ++i)
+            if (b.done[i]) return true;
+        return false;
+    };
+    b.cv.wait(lk, [&] { return r.generation != gen || b.aborted || gone(); });
+    if (r.generation != gen) return;
+    if (b.aborted) throw Violation("aborted: another block failed");
+    lk.unlock();
+    Fail(api, "another block returned without calling SyncAll (the NPU would hang)");
+}
 }  // namespace
 
 Core& Cur() {
@@ -47,20 +75,6 @@ const char* KernelTypeName(int type) {
 }
 
 void SetKernelType(int type) { Cur().kernelType = type; }
-
-// Every flag set must have been waited on: a pending one is a set the hardware never consumes
-// (TPipe's destructor has waited the freed queue buffers' flags by now).
-void CheckEventsAtEnd() {
-    SyncState& s = Cur().sync;
-    for (int e = 0; e < kHardEvents; ++e)
-        for (int id = 0; id < kEventIds; ++id) {
-            const EventSlot& slot = s.events[e][id];
-            if (!slot.set) continue;
-            std::string who = slot.site.file ? Fmt("%s at %s:%d", slot.setApi, Basename(slot.site.file), slot.site.line)
-                                             : slot.buf >= 0 ? Fmt("%s of %s", slot.setApi, s.bufs[slot.buf].name.c_str()) : slot.setApi;
-            Fail("kernel end", Fmt("HardEvent::%s id %d set by %s is never waited on", EventName(AscendC::HardEvent(e)), id, who.c_str()));
-        }
-}
 
 const GmBuffer& CheckGm(const char* api, const void* p, uint64_t bytes) {
     auto* q = static_cast<const uint8_t*>(p);
@@ -312,24 +326,41 @@ void SyncAllBlocks() {
     BarrierAt(AscendC::PIPE_ALL, Site{});
     if (uint64_t(c.blockNum) > c.chip->vectorCores)
         Fail("SyncAll", Fmt("block_dim %lld exceeds the %u vector cores; not all blocks would be resident", (long long)c.blockNum, c.chip->vectorCores));
-    Barrier& b = *gBarrier;
-    std::unique_lock<std::mutex> lk(b.m);
-    uint32_t gen = b.generation;
-    if (++b.arrived == b.total) {
-        b.arrived = 0;
-        ++b.generation;
-        b.cv.notify_all();
-        ++c.sync.epoch;
-        return;
+    std::unique_lock<std::mutex> lk(gBarrier->m);
+    Meet(gBarrier->hard, lk, "SyncAll");
+    ++c.sync.epoch;
+}
+
+// The soft SyncAll (SyncAll.md; [ADK] dav_m200 SoftSyncAllImpl): block i counts its SyncAlls in
+// the int32 at gmWorkspace[8 i] and waits until the participants' counts add up. So the region
+// must hold zeros before any block's first SyncAll: zeroed before the launch (a block zeroing it
+// itself races with the others' counts, which the GM race check reports).
+void SoftSyncAllBlocks(int32_t* gm, uint64_t gmElems, uint64_t ubBytes, int32_t usedCores) {
+    const char* api = "SyncAll(gmWorkspace, ubWorkspace, usedCores)";
+    Core& c = Cur();
+    uint64_t need = uint64_t(c.blockNum) * 32;
+    if (usedCores < 0 || usedCores > c.blockNum) Fail(api, Fmt("usedCores %d outside 0..block_dim %lld", usedCores, (long long)c.blockNum));
+    uint32_t total = usedCores ? uint32_t(usedCores) : uint32_t(c.blockNum);
+    if (uint64_t(c.blockIdx) >= total) Fail(api, Fmt("block %lld calls it, but usedCores is %u", (long long)c.blockIdx, total));
+    if (gmElems * 4 < need) Fail(api, Fmt("gmWorkspace holds %llu bytes, GetBlockNum() * 32 = %llu needed", (unsigned long long)gmElems * 4, (unsigned long long)need));
+    if (ubBytes < need) Fail(api, Fmt("ubWorkspace holds %llu bytes, GetBlockNum() * 32 = %llu needed", (unsigned long long)ubBytes, (unsigned long long)need));
+    BarrierAt(AscendC::PIPE_ALL, Site{});
+    int32_t* slot = gm + c.blockIdx * 8;
+    uint32_t k = ++c.softSyncs;
+    Instr(api, kPipeMte3).Gm(slot, 4, true);
+    if (!c.countOnly) {
+        if (*slot != int32_t(k - 1))
+            Fail(api, Fmt("this block's count in gmWorkspace is %d at its SyncAll #%u, not %u: the region was not zeroed before the launch "
+                          "(the NPU barrier would pass early or never)",
+                          *slot, k, k - 1));
+        *slot = int32_t(k);
     }
-    b.cv.wait(lk, [&] { return b.generation != gen || b.aborted || b.exited > 0; });
-    if (b.generation != gen) {
-        ++c.sync.epoch;
-        return;
-    }
-    if (b.aborted) throw Violation("aborted: another block failed");
-    lk.unlock();
-    Fail("SyncAll", "another block returned without calling SyncAll (the NPU would hang)");
+    std::unique_lock<std::mutex> lk(gBarrier->m);
+    Rendezvous& r = gBarrier->soft;
+    if (r.arrived == 0 && r.total != total) r.total = total;
+    if (r.total != total) Fail(api, Fmt("usedCores %u here, %u in another block", total, r.total));
+    Meet(r, lk, api);
+    ++c.sync.epoch;
 }
 
 }  // namespace twin
@@ -428,7 +459,8 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
         }
     std::vector<Core> cores(blockDim);
     Barrier barrier;
-    barrier.total = blockDim;
+    barrier.hard.total = blockDim;
+    barrier.done.assign(blockDim, 0);
     gBarrier = &barrier;
     std::mutex errMutex;
     std::string firstErr;
@@ -455,7 +487,7 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
         }
         tCore = nullptr;
         std::lock_guard<std::mutex> lk(barrier.m);
-        ++barrier.exited;
+        barrier.done[b] = 1;
         if (!msg.empty()) {
             barrier.aborted = true;
             std::lock_guard<std::mutex> ek(errMutex);

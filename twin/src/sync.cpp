@@ -72,6 +72,17 @@ bool Disabled(const Site& site, bool record) {
 
 const char* EventName(HardEvent e) { return kEvents[int(e)].name; }
 
+// Every flag set must have been waited on: a pending one is a set the hardware never consumes
+// (TPipe's destructor has waited the freed queue buffers' flags by now).
+void CheckEventsAtEnd() {
+    for (int e = 0; e < kHardEvents; ++e)
+        for (int id = 0; id < kEventIds; ++id) {
+            const EventSlot& slot = St().events[e][id];
+            if (slot.set)
+                Fail("kernel end", Fmt("HardEvent::%s id %d set by %s is never waited on", EventName(HardEvent(e)), id, Who(slot).c_str()));
+        }
+}
+
 const char* PipeName(int p) {
     static const char* names[] = {"S", "V", "MTE2", "MTE3"};
     return p < kPipes ? names[p] : "none";

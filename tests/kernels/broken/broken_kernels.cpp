@@ -384,3 +384,37 @@ struct BrokenTiling {
 extern "C" __global__ __aicore__ void broken_unregistered_tiling(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     GET_TILING_DATA_WITH_STRUCT(BrokenTiling, t, tiling);
 }
+
+// ---- the soft SyncAll (310P's only cross-core barrier) ----
+
+// Blocks 0 and 1 meet in the soft SyncAll on x[0..16) as int32 (`zeroInKernel`: each block
+// zeroes that region itself first); block 1 stores x[64..128) before it, block 0 loads it after.
+template <bool zeroInKernel> void SoftSync(GM_ADDR x) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 512);
+    GlobalTensor<int32_t> sync;
+    sync.SetGlobalBuffer((__gm__ int32_t*)x, 16);
+    GlobalTensor<float> data;
+    data.SetGlobalBuffer((__gm__ float*)x + 64, 64);
+    LocalTensor<float> t = buf.Get<float>(64);
+    if (zeroInKernel) {
+        LocalTensor<int32_t> zeros = buf.GetWithOffset<int32_t>(16, 256);
+        for (int i = 0; i < 16; ++i) zeros.SetValue(i, 0);
+        int32_t eventSMte3 = GetTPipePtr()->FetchEventID(HardEvent::S_MTE3);
+        SetFlag<HardEvent::S_MTE3>(eventSMte3);
+        WaitFlag<HardEvent::S_MTE3>(eventSMte3);
+        DataCopy(sync, zeros, 16);
+    }
+    if (GetBlockIdx() == 1) {
+        Duplicate(t, 1.0f, 64);
+        int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMte3);
+        WaitFlag<HardEvent::V_MTE3>(eventVMte3);
+        DataCopy(data, t, 64);
+    }
+    SyncAll(sync, buf.GetWithOffset<int32_t>(64, 256), 2);
+    if (GetBlockIdx() == 0) DataCopy(t, data, 64);
+}
+extern "C" __global__ __aicore__ void correct_soft_sync(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { SoftSync<false>(x); }
+extern "C" __global__ __aicore__ void broken_soft_sync_zeroed_in_kernel(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { SoftSync<true>(x); }

@@ -33,7 +33,6 @@ template <typename T> struct DataCopyPadExtParams {
 
 namespace twin {
 
-void CheckUbOperand(const char* api, const char* which, AscendC::TPosition pos, uint32_t ubOffset);
 void CheckFits(const char* api, const char* which, uint64_t needBytes, uint32_t haveBytes);
 void CheckDataCopyLen(const char* api, uint64_t bytes);
 void CheckGlobalSize(const char* api, uint64_t needElems, uint64_t haveElems);

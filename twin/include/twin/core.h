@@ -59,6 +59,7 @@ struct Core {
     uint32_t ubUsed = 0;
     uint32_t bufCount = 0;
     uint32_t initBuffers = 0;     // TPipe::InitBuffer calls, to name buffers in messages
+    uint32_t softSyncs = 0;       // soft SyncAll calls passed
     bool pipeAlive = false;
     uint32_t liveBufs[16] = {};   // allocated queue buffers per TPosition
     std::vector<QueueBase*> queues;
@@ -103,6 +104,7 @@ constexpr const char* kSystemWorkspace = "system workspace";
 const GmBuffer& CheckGm(const char* api, const void* p, uint64_t bytes);
 
 void SyncAllBlocks();
+void SoftSyncAllBlocks(int32_t* gm, uint64_t gmElems, uint64_t ubBytes, int32_t usedCores);
 uint8_t* UserWorkspace(uint8_t* workspace);
 
 template <typename T> constexpr const char* TypeName() {

@@ -145,6 +145,13 @@ inline int64_t GetBlockNum() { return twin::Cur().blockNum; }
 inline void SyncAll() { twin::SyncAllBlocks(); }
 #endif
 
+// The soft SyncAll, on every chip with TPipe (twin/src/runtime.cpp SoftSyncAllBlocks).
+template <bool isAIVOnly = true>
+inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace, const int32_t usedCores = 0) {
+    twin::CheckUbOperand("SyncAll(gmWorkspace, ubWorkspace, usedCores)", "ubWorkspace", ubWorkspace.GetPosition(), ubWorkspace.UbOffset());
+    twin::SoftSyncAllBlocks(gmWorkspace.GetPhyAddr(), gmWorkspace.GetSize(), ubWorkspace.Bytes(), usedCores);
+}
+
 // The user part, after the chip's system workspace (dav_c220 GetUserWorkspace: + RESERVED_WORKSPACE).
 inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return twin::UserWorkspace(workspace); }
 

@@ -13,6 +13,14 @@ template <typename T, typename U> struct IsSameType {
 
 inline bool IsUb(TPosition p) { return p == TPosition::VECIN || p == TPosition::VECOUT || p == TPosition::VECCALC; }
 
+}  // namespace AscendC
+
+namespace twin {
+void CheckUbOperand(const char* api, const char* which, AscendC::TPosition pos, uint32_t ubOffset);
+}
+
+namespace AscendC {
+
 template <typename T> class LocalTensor {
 public:
     LocalTensor() = default;
