@@ -111,6 +111,26 @@ struct Mover {
         }
     }
 
+    // n elements from gm[0] into `f` as float32, through `stage` when U is half/bf16 (the vector
+    // unit may read f right after).
+    template <typename U>
+    __aicore__ inline void InAsFloat(const LocalTensor<float>& f, const LocalTensor<U>& stage, const GlobalTensor<U>& gm, uint32_t n) const {
+        LocalTensor<U> dst;
+        if constexpr (kIsFloat<U>) {
+            dst = f;
+        } else {
+            dst = stage;
+        }
+        In(dst, gm, 0, n);
+        int32_t eventMTE2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
+        SetFlag<HardEvent::MTE2_V>(eventMTE2V);
+        WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
+        if constexpr (!kIsFloat<U>) {
+            Cast(f, stage, RoundMode::CAST_NONE, Span(n));
+            PipeBarrier<PIPE_V>();
+        }
+    }
+
     // A range inside rows laid out at a 32 B-aligned stride (workspace partial rows): on 310P as
     // whole blocks from off, the extra elements being the row's padding.
     template <typename U> __aicore__ inline void PaddedIn(const LocalTensor<U>& ub, const GlobalTensor<U>& gm, uint64_t off, uint32_t n) const {

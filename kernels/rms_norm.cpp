@@ -56,20 +56,7 @@ private:
     __aicore__ inline void ProcessResident() {
         uint32_t d = t_.numCols, span = mover_.Span(d);
         LocalTensor<float> g = gammaF_.Get<float>();
-        if constexpr (kIsFloat<G>) {
-            mover_.In(g, gammaGm_, 0, d);
-            int32_t eventMTE2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
-            SetFlag<HardEvent::MTE2_V>(eventMTE2V);
-            WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
-        } else {
-            LocalTensor<G> stage = work_.Get<G>();
-            mover_.In(stage, gammaGm_, 0, d);
-            int32_t eventMTE2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
-            SetFlag<HardEvent::MTE2_V>(eventMTE2V);
-            WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
-            Cast(g, stage, RoundMode::CAST_NONE, span);
-            PipeBarrier<PIPE_V>();
-        }
+        mover_.InAsFloat(g, work_.Get<G>(), gammaGm_, d);
         for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
             uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
             LocalTensor<T> x = xQue_.AllocTensor<T>();

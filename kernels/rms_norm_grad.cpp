@@ -71,7 +71,7 @@ private:
         uint32_t d = t_.numCols, span = mover_.Span(d);
         LocalTensor<float> g = gammaF_.Get<float>();
         LocalTensor<float> acc = acc_.Get<float>();
-        LoadGamma(g, d);
+        mover_.InAsFloat(g, a_.Get<G>(), gammaGm_, d);
         Duplicate(acc, 0.0f, span);
         PipeBarrier<PIPE_V>();
         for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
@@ -226,22 +226,6 @@ private:
         LoadWorkspace(part, off, n);
         Add(sum, sum, part, mover_.Span(n));
         PipeBarrier<PIPE_V>();
-    }
-
-    __aicore__ inline void LoadGamma(const LocalTensor<float>& g, uint32_t d) {
-        if constexpr (kIsFloat<G>) {
-            mover_.In(g, gammaGm_, 0, d);
-            int32_t eventMTE2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
-            SetFlag<HardEvent::MTE2_V>(eventMTE2V);
-            WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
-        } else {
-            LocalTensor<G> stage = a_.Get<G>();
-            mover_.In(stage, gammaGm_, 0, d);
-            int32_t eventMTE2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
-            SetFlag<HardEvent::MTE2_V>(eventMTE2V);
-            WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
-            Cast(g, stage, RoundMode::CAST_NONE, mover_.Span(d));  // the caller's barrier orders it before the rows
-        }
     }
 
     __aicore__ inline void CopyInChunk(uint64_t off, uint32_t c0, uint32_t n, LocalTensor<T>& x, LocalTensor<T>& dy, LocalTensor<G>& gq) {
