@@ -104,7 +104,8 @@ uint8_t* UserWorkspace(uint8_t* workspace) {
                               (unsigned long long)g.bytes, c.chip->systemWorkspaceBytes, c.chip->socVersion));
             return workspace + g.bytes;
         }
-    Fail(api, "the argument is not the launch's workspace");
+    Fail(api, workspace ? "the argument is not the launch's workspace"
+                        : "the launch has no workspace; pass one of the size the tiling reports (system + user)");
 }
 
 void RegisterTiling(const char* type) { Cur().tilingType = type; }
@@ -136,13 +137,14 @@ uint32_t UbAlloc(const char* api, uint32_t num, uint32_t len, const char* kind) 
     c.bufCount += num;
     ++c.initBuffers;
     for (uint32_t i = 0; i < num; ++i) {
-        std::string name = Fmt("InitBuffer #%u (%s", c.initBuffers, kind) + (num > 1 || kind[1] == 'Q' ? Fmt(" buffer %u)", i) : ")");
+        bool queue = std::strncmp(kind, "TQue", 4) == 0;
+        std::string name = Fmt("InitBuffer #%u (%s", c.initBuffers, kind) + (queue ? Fmt(" buffer %u)", i) : ")");
         c.sync.ranges.push_back({off + uint32_t(i * rounded), uint32_t(rounded), name});
     }
     return off;
 }
 
-int32_t NewQueueBuffer(uint32_t off, uint32_t len, AscendC::HardEvent freeEvent) {
+int32_t NewQueueBuffer(uint32_t off, AscendC::HardEvent freeEvent) {
     SyncState& s = Cur().sync;
     BufEvents b;
     for (const UbRange& r : s.ranges)
@@ -167,8 +169,8 @@ int QueueBase::Find(const char* api, uint32_t ubOffset) const {
 }
 
 namespace {
-// TQue's events (ascendc_facts: kernel_tquebind_impl.h): VECIN buffers are filled by MTE2 and
-// consumed by V, VECOUT buffers filled by V and drained by MTE3.
+// TQue's events (asc-devkit impl/basic_api/kernel_tquebind_impl.h, kernel_event.h GetQueEvt):
+// VECIN buffers are filled by MTE2 and consumed by V, VECOUT buffers filled by V, drained by MTE3.
 AscendC::HardEvent EnQueEvent(AscendC::TPosition pos) {
     return pos == AscendC::TPosition::VECIN ? AscendC::HardEvent::MTE2_V : AscendC::HardEvent::V_MTE3;
 }

@@ -20,7 +20,7 @@ struct QueueBase {
     ~QueueBase();
 
     int Find(const char* api, uint32_t ubOffset) const;
-    // Each returns the buffer index; the events are those TQue uses (SyncState::bufs).
+    // Alloc and DeQue return the buffer index; each takes the events TQue does (SyncState::bufs).
     uint32_t Alloc();
     void EnQue(uint32_t ubOffset);
     uint32_t DeQue();
@@ -33,7 +33,7 @@ uint32_t UbAlloc(const char* api, uint32_t num, uint32_t len, const char* kind);
 void RegisterQueue(QueueBase* q);
 // A queue buffer's entry in SyncState::bufs; FreeTensor sets `freeEvent` (V_MTE2 for VECIN,
 // MTE3_V for VECOUT), the next AllocTensor waits it.
-int32_t NewQueueBuffer(uint32_t off, uint32_t len, AscendC::HardEvent freeEvent);
+int32_t NewQueueBuffer(uint32_t off, AscendC::HardEvent freeEvent);
 
 }  // namespace twin
 
@@ -108,7 +108,7 @@ public:
         q.len = (len + 31) / 32 * 32;
         for (uint32_t i = 0; i < num; ++i) {
             q.offs.push_back(base + i * q.len);
-            q.ids.push_back(twin::NewQueueBuffer(base + i * q.len, q.len, pos == TPosition::VECIN ? HardEvent::V_MTE2 : HardEvent::MTE3_V));
+            q.ids.push_back(twin::NewQueueBuffer(base + i * q.len, pos == TPosition::VECIN ? HardEvent::V_MTE2 : HardEvent::MTE3_V));
             q.state.push_back(twin::BufState::FREE);
         }
         q.initialised = true;

@@ -40,8 +40,8 @@ private:
     uint32_t seq_;
 };
 
-// The A2 ReduceSum count form ends on the scalar unit (ascendc_facts: vcadd, then V_S, a scalar
-// store of the accumulator into dst, then S_V and S_MTE3): dst is written by S, after V.
+// The A2 ReduceSum count form ends on the scalar unit (asc-devkit dav_c220 ReduceSumImpl: vcadd,
+// V_S, a scalar store of the accumulator into dst, S_V, S_MTE3): dst is written by S, after V.
 void ScalarResultStore(const char* api, uint32_t dstOff, int32_t buf, uint32_t gen);
 
 }  // namespace twin

@@ -3,7 +3,6 @@
 #pragma once
 #include <cstdint>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
