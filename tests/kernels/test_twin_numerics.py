@@ -36,9 +36,9 @@ def check_add(x, y, **kw):
     return run
 
 
-# (chip, vector cores): 910B moves unaligned tails with DataCopyPad, 310P with whole 32 B blocks
+# (chip, vector cores): 910B (48 and 40 cores) moves unaligned tails with DataCopyPad, 310P with whole 32 B blocks
 # and overlapping windows (kernels/gm_copy.h); 310P has no bfloat16.
-CHIPS = [("Ascend910B2", 48), ("Ascend310P3", 8)]
+CHIPS = [("Ascend910B2", 48), ("Ascend910B3", 40), ("Ascend310P3", 8)]
 # RmsNormGrad hands dgamma rows across cores with a hardware SyncAll; 310P has none: one core.
 HARD_SYNC_ALL = {"Ascend910B2": True, "Ascend910B3": True, "Ascend310P3": False}
 
