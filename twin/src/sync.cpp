@@ -236,6 +236,9 @@ std::string GmConflict(const GmCell& g, int16_t me, uint32_t epoch, Pipe p, uint
     if (g.writer == me && !Ordered(p, g.writePipe, g.writeSeq, seq))
         return Fmt("%s bytes this block wrote by %s (%s) with no ordering between them: missing %s", write ? "overwrites" : "reads",
                    g.writeApi, PipeName(g.writePipe), Missing(g.writePipe, p).c_str());
+    if (write && g.lastReader == me && !Ordered(p, g.readPipe, g.readSeq, seq))
+        return Fmt("overwrites bytes this block is still reading by %s (%s) with no ordering between them: missing %s", g.readApi,
+                   PipeName(g.readPipe), Missing(g.readPipe, p).c_str());
     return {};
 }
 }  // namespace
@@ -264,12 +267,19 @@ void Instr::Gm(const void* p, uint64_t bytes, bool write) const {
             g.writeSeq = seq_;
             g.writeApi = api_;
             g.reader = kNoBlock;
-        } else if (g.reader == kNoBlock || g.readEpoch != epoch) {
+            g.lastReader = kNoBlock;
+            continue;
+        }
+        if (g.reader == kNoBlock || g.readEpoch != epoch) {
             g.reader = me;
             g.readEpoch = epoch;
         } else if (g.reader != me) {
             g.reader = kManyBlocks;
         }
+        g.lastReader = me;
+        g.readPipe = pipe_;
+        g.readSeq = seq_;
+        g.readApi = api_;
     }
 }
 

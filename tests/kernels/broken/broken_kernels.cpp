@@ -418,3 +418,20 @@ template <bool zeroInKernel> void SoftSync(GM_ADDR x) {
 }
 extern "C" __global__ __aicore__ void correct_soft_sync(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { SoftSync<false>(x); }
 extern "C" __global__ __aicore__ void broken_soft_sync_zeroed_in_kernel(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { SoftSync<true>(x); }
+
+// In place: MTE3 overwrites x[0..64) that this core's MTE2 may still be loading.
+extern "C" __global__ __aicore__ void broken_missing_mte2_mte3(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 512);
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> a = buf.Get<float>(64);
+    LocalTensor<float> b = buf.GetWithOffset<float>(64, 256);
+    Duplicate(b, 1.0f, 64);
+    int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+    SetFlag<HardEvent::V_MTE3>(eventVMte3);
+    WaitFlag<HardEvent::V_MTE3>(eventVMte3);
+    DataCopy(a, g, 64);
+    DataCopy(g, b, 64);
+}

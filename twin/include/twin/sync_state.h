@@ -77,15 +77,18 @@ struct SyncState {
 };
 
 // Who last wrote and who read one GM byte in which SyncAll epoch (cross-core races), and the
-// writer's pipe and instruction (ordering inside the writing core, e.g. MTE3 then MTE2).
+// pipe and instruction of the last write and of the last read (ordering inside one core, e.g.
+// MTE3 then MTE2, or MTE2 then MTE3).
 constexpr int16_t kNoBlock = -1, kManyBlocks = -2;
 struct GmCell {
     int16_t writer = kNoBlock;
-    int16_t reader = kNoBlock;
-    uint8_t writePipe = kNoPipe;
+    int16_t reader = kNoBlock;    // readers since the write, in readEpoch: one block, or several
+    int16_t lastReader = kNoBlock;
+    uint8_t writePipe = kNoPipe, readPipe = kNoPipe;
     uint32_t writeEpoch = 0, readEpoch = 0;
-    uint32_t writeSeq = 0;
+    uint32_t writeSeq = 0, readSeq = 0;
     const char* writeApi = "";
+    const char* readApi = "";
 };
 
 struct GmShadow {
