@@ -7,6 +7,7 @@ so capture works the same on an NPU host and offline, and a backward graph can b
 """
 
 import collections
+import copy
 import tempfile
 import warnings
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from pathlib import Path
 import torch
 from google.protobuf import text_format
 
-from .torchair_env import import_torchair
+from .torchair_env import get_npu_backend, import_torchair
 
 
 @dataclass(frozen=True)
@@ -76,30 +77,41 @@ class GeCapture:
         }
 
 
-def capture_ge_graph(fn, *example_inputs, dynamic=False) -> GeCapture:
-    """Compile ``fn`` with TorchAir's NPU backend, call it once on ``example_inputs`` and return
-    every GE graph built. If outputs require grad, ones are back-propagated to the example inputs
-    and, when ``fn`` is an ``nn.Module``, its parameters, so the backward GE graph is built too;
-    their ``.grad`` is left untouched."""
+def capture_ge_graph(fn, *example_inputs, dynamic=False, compiler_config=None, custom_decompositions=None) -> GeCapture:
+    """Compile ``fn`` with airfuse's ``get_npu_backend(compiler_config, custom_decompositions=...)``,
+    call it once on ``example_inputs`` and return every GE graph built. If outputs require grad, ones
+    are back-propagated to the example inputs and, when ``fn`` is an ``nn.Module``, its parameters,
+    so the backward GE graph is built too; their ``.grad`` is left untouched.
+
+    ``compiler_config`` is copied, not changed (capture turns on its graph dump and
+    ``debug.run_eagerly``). The example inputs are not changed either: ``fn`` runs on detached
+    copies, as Dynamo records what it learnt about a tensor's dims on the tensor itself (a tensor
+    seen by a dynamic compile would make a later static capture dynamic)."""
     torchair = import_torchair()
     with tempfile.TemporaryDirectory(prefix="airfuse-capture-") as dump_dir:
-        config = torchair.CompilerConfig()
+        config = copy.deepcopy(compiler_config) if compiler_config is not None else torchair.CompilerConfig()
         config.debug.run_eagerly = True
         config.debug.graph_dump.type = "txt"
         config.debug.graph_dump.path = dump_dir
-        backend = torchair.get_npu_backend(compiler_config=config)
+        backend = get_npu_backend(config, custom_decompositions=custom_decompositions)
+        inputs = torch.utils._pytree.tree_map_only(torch.Tensor, _fresh_copy, example_inputs)
 
         torch._dynamo.reset()  # a cached compilation would build no graph
         torch._dynamo.utils.counters.clear()
         with warnings.catch_warnings():
             # run_eagerly hands AOTAutograd the FX graph itself, which takes unboxed arguments.
             warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning a function")
-            outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*example_inputs)
+            outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*inputs)
             graph_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
-            _build_backward(outputs, example_inputs, fn)
+            _build_backward(outputs, inputs, fn)
         graphs = [_read_dump(path) for path in sorted(Path(dump_dir).glob("*.txt"), key=_dump_order)]
     torch._dynamo.reset()
     return GeCapture(graphs, graph_breaks, outputs)
+
+
+def _fresh_copy(tensor):
+    """The same values in a new tensor object (no Dynamo marks), a leaf requiring grad as the original."""
+    return tensor.detach().requires_grad_(tensor.requires_grad)
 
 
 def _requiring_grad(tree):
