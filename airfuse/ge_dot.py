@@ -15,7 +15,9 @@ _STYLE = {
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A DOT string literal; a newline in ``text`` becomes DOT's line break escape."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
 
 
 def to_dot(graphs, consts=False) -> str:
