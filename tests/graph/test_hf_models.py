@@ -22,11 +22,12 @@ import torch
 import airfuse
 from airfuse.testing import CAUSAL_LM_FAMILIES, tiny_causal_lm
 
-# Largest |compiled - eager| relative to max |eager|. float32: a few roundings (measured <= 4e-7).
-# bfloat16: eager and the GE graph round intermediates at different points (GE softmax/means in
-# float32, ...), each rounding worth up to 2^-8 of a value, and attention/MLP chains compound them.
-REL_TOL = {torch.float32: 1e-5, torch.bfloat16: 4e-2}
-GRAD_REL_TOL = 1e-4
+# Largest |compiled - eager| relative to max |eager|. float32: a few roundings (measured <= 1e-6).
+# bfloat16: eager and the GE graph round intermediates at different points (SDPA's CPU kernel vs
+# its decomposition, GE softmax/means in float32, ...), each rounding worth up to 2^-8 of a value
+# (measured <= 5.3e-3, so about 4x headroom).
+REL_TOL = {torch.float32: 1e-5, torch.bfloat16: 2e-2}
+GRAD_REL_TOL = 1e-5  # float32 training step: measured <= 6.1e-7
 SEQ_LENS = (5, 7, 11)  # none equals a model dim (see airfuse.testing): dims stay symbolic
 BATCH = 2
 RUNS = {
