@@ -44,7 +44,9 @@ def _dump(summary) -> str:
 # Tiny but complete: grouped-query attention (4 query heads, 2 KV heads), head_dim 8, every
 # family's own features (Qwen2's QKV bias, Qwen3's q/k norms, Gemma's scaled embedding and
 # GELU, Mistral's sliding window, Gemma2's soft-capping and alternating sliding/full attention, which needs two layers).
-# Sizes avoid small sequence lengths: a length equal to a model dim gets specialized by guards.
+# Test sequence lengths should differ from the model dims: TorchAir's view optimization
+# (optimize_view in its continguous.py) guards on the sequence length differing from head_dim, so
+# a length equal to it recompiles a dynamic graph.
 _TINY = dict(vocab_size=128, hidden_size=32, intermediate_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
              max_position_embeddings=64)
 _FAMILIES = {

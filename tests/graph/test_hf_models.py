@@ -28,7 +28,7 @@ from airfuse.testing import CAUSAL_LM_FAMILIES, tiny_causal_lm
 # (measured <= 5.3e-3, so about 4x headroom).
 REL_TOL = {torch.float32: 1e-5, torch.bfloat16: 2e-2}
 GRAD_REL_TOL = 1e-5  # float32 training step: measured <= 6.1e-7
-SEQ_LENS = (5, 7, 11)  # none equals a model dim (see airfuse.testing): dims stay symbolic
+SEQ_LENS = (5, 7, 11)  # none equals a model dim (see airfuse.testing), so none recompiles
 BATCH = 2
 RUNS = {
     # attention: ((dtype, use_cache) dynamic, (dtype, use_cache) static)
