@@ -7,10 +7,14 @@ autograd) and, where TorchAir is installed natively, the TorchAir converters. Wi
 
 from . import ops
 from . import meta  # noqa: F401  (registers the fake impls)
+from . import modules, offline, testing  # public modules, usable as airfuse.<module> after `import airfuse`
 from .capture import GeCapture, GeNode, capture_ge_graph
-from .torchair_env import get_npu_backend, import_torchair, native_torchair_available
+from .torchair_env import default_decompositions, get_npu_backend, import_torchair, native_torchair_available
 
-__all__ = ["GeCapture", "GeNode", "capture_ge_graph", "get_npu_backend", "ops"]
+__all__ = [
+    "GeCapture", "GeNode", "capture_ge_graph", "default_decompositions", "get_npu_backend", "modules", "offline", "ops",
+    "testing",
+]
 
 if native_torchair_available():
     import_torchair()

@@ -7,6 +7,7 @@ so capture works the same on an NPU host and offline, and a backward graph can b
 """
 
 import collections
+import copy
 import tempfile
 import warnings
 from dataclasses import dataclass, field
@@ -15,7 +16,8 @@ from pathlib import Path
 import torch
 from google.protobuf import text_format
 
-from .torchair_env import import_torchair
+from . import ge_accounting, ge_dot
+from .torchair_env import get_npu_backend, import_torchair
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,26 @@ class GeCapture:
     def nodes(self, op_type: str) -> list:
         return [_to_node(op) for graph in self.graphs for op in graph.op if op.type == op_type]
 
+    def node_counts(self) -> collections.Counter:
+        """Nodes by kind: data, const, output (graph structure), matmul (matmuls and attention),
+        airfuse (airfuse's fused ops) and other (the remaining compute nodes)."""
+        return ge_accounting.node_counts(self.graphs)
+
+    def hbm_traffic(self) -> ge_accounting.HbmTraffic:
+        """Modeled HBM bytes if every GE op node read its inputs from and wrote its outputs to HBM,
+        per op type, with matmul/attention nodes apart (see ``airfuse.ge_accounting``). Needs a
+        static capture."""
+        return ge_accounting.hbm_traffic(self.graphs, "GeCapture.hbm_traffic")
+
+    def to_dot(self, consts=False) -> str:
+        """The graphs as Graphviz DOT text (see ``airfuse.ge_dot.to_dot``)."""
+        return ge_dot.to_dot(self.graphs, consts=consts)
+
+    def render(self, path, formats=("svg",), consts=False) -> list:
+        """Write the DOT text to ``path`` (suffix .dot) and, where Graphviz is installed, each of
+        ``formats`` (svg, png, ...) beside it; returns the paths written."""
+        return ge_dot.render(self.to_dot(consts=consts), path, formats)
+
     def to_pbtxt(self) -> str:
         return "\n".join(f"# GE graph {graph.name}\n{text_format.MessageToString(graph)}" for graph in self.graphs)
 
@@ -76,30 +98,41 @@ class GeCapture:
         }
 
 
-def capture_ge_graph(fn, *example_inputs, dynamic=False) -> GeCapture:
-    """Compile ``fn`` with TorchAir's NPU backend, call it once on ``example_inputs`` and return
-    every GE graph built. If outputs require grad, ones are back-propagated to the example inputs
-    and, when ``fn`` is an ``nn.Module``, its parameters, so the backward GE graph is built too;
-    their ``.grad`` is left untouched."""
+def capture_ge_graph(fn, *example_inputs, dynamic=False, compiler_config=None, custom_decompositions=None) -> GeCapture:
+    """Compile ``fn`` with airfuse's ``get_npu_backend(compiler_config, custom_decompositions=...)``,
+    call it once on ``example_inputs`` and return every GE graph built. If outputs require grad, ones
+    are back-propagated to the example inputs and, when ``fn`` is an ``nn.Module``, its parameters,
+    so the backward GE graph is built too; their ``.grad`` is left untouched.
+
+    ``compiler_config`` is copied, not changed (capture turns on its graph dump and
+    ``debug.run_eagerly``). The example inputs are not changed either: ``fn`` runs on detached
+    copies, as Dynamo records what it learnt about a tensor's dims on the tensor itself (a tensor
+    seen by a dynamic compile would make a later static capture dynamic)."""
     torchair = import_torchair()
     with tempfile.TemporaryDirectory(prefix="airfuse-capture-") as dump_dir:
-        config = torchair.CompilerConfig()
+        config = copy.deepcopy(compiler_config) if compiler_config is not None else torchair.CompilerConfig()
         config.debug.run_eagerly = True
         config.debug.graph_dump.type = "txt"
         config.debug.graph_dump.path = dump_dir
-        backend = torchair.get_npu_backend(compiler_config=config)
+        backend = get_npu_backend(config, custom_decompositions=custom_decompositions)
+        inputs = torch.utils._pytree.tree_map_only(torch.Tensor, _fresh_copy, example_inputs)
 
         torch._dynamo.reset()  # a cached compilation would build no graph
         torch._dynamo.utils.counters.clear()
         with warnings.catch_warnings():
             # run_eagerly hands AOTAutograd the FX graph itself, which takes unboxed arguments.
             warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning a function")
-            outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*example_inputs)
+            outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*inputs)
             graph_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
-            _build_backward(outputs, example_inputs, fn)
+            _build_backward(outputs, inputs, fn)
         graphs = [_read_dump(path) for path in sorted(Path(dump_dir).glob("*.txt"), key=_dump_order)]
     torch._dynamo.reset()
     return GeCapture(graphs, graph_breaks, outputs)
+
+
+def _fresh_copy(tensor):
+    """The same values in a new tensor object (no Dynamo marks), a leaf requiring grad as the original."""
+    return tensor.detach().requires_grad_(tensor.requires_grad)
 
 
 def _requiring_grad(tree):

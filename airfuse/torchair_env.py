@@ -9,7 +9,10 @@ import importlib.util
 import sys
 import warnings
 
-from .offline import fetch, native_module
+import torch
+from torch._decomp import get_decompositions
+
+from .offline import cpu_sdpa, fetch, native_module
 
 _state = {"torchair": None, "offline": False}
 
@@ -59,17 +62,39 @@ def _import_offline():
         # TorchAir registers converters for torch_npu's own ops; without torch_npu each one warns
         # that it could not be imported. Those ops cannot occur here, so the warnings are noise.
         warnings.filterwarnings("ignore", message=r"(?s).*torch_npu|.*npu_", category=UserWarning)
+        warnings.filterwarnings("ignore", message=r"Failed to import torchair\._ge_concrete_graph\.ge_converter\.custom\.", category=UserWarning)
         torchair = importlib.import_module("torchair")
+        # TorchAir imports these converters lazily, the first time an op has no aten converter,
+        # where the warnings would bury the real error: import them now, under the filter.
+        importlib.import_module("torchair._ge_concrete_graph.ge_converter.custom")
     _state["offline"] = True
     return torchair
+
+
+def default_decompositions() -> dict:
+    """The decompositions ``get_npu_backend`` applies unless the user gives their own for an op.
+
+    - ``aten.silu_backward``: TorchAir 2.13 has no converter for it (training any SiLU model,
+      Llama/Mistral/Qwen/..., fails without it), on an NPU host as offline.
+    - Offline only, ``aten._scaled_dot_product_flash_attention_for_cpu`` and its backward
+      (``airfuse.offline.cpu_sdpa``): Dynamo traces ``F.scaled_dot_product_attention`` on CPU
+      tensors to them, and TorchAir has no converters. On an NPU host torch_npu routes SDPA to its
+      own kernels, so they never appear there; offline the graph has matmul/softmax nodes where
+      the NPU graph has a fused attention node.
+    """
+    import_torchair()
+    table = get_decompositions([torch.ops.aten.silu_backward])
+    if is_offline():
+        table.update(cpu_sdpa.decompositions())
+    return table
 
 
 def get_npu_backend(compiler_config=None, *, custom_decompositions=None):
     """TorchAir's NPU backend for ``torch.compile`` (offline TorchAir where there is no NPU).
 
-    Arguments go to ``torchair.get_npu_backend`` unchanged, so the GE graphs are those TorchAir
-    builds on an NPU host. (TorchAir 2.13 has no converter for ``aten.silu_backward``: training
-    with F.silu needs ``custom_decompositions=get_decompositions([aten.silu_backward])``.)
+    ``compiler_config`` goes to ``torchair.get_npu_backend`` unchanged; ``custom_decompositions``
+    are added to ``default_decompositions()``, and win for an op both name.
     """
     torchair = import_torchair()
-    return torchair.get_npu_backend(compiler_config=compiler_config, custom_decompositions=custom_decompositions or {})
+    decompositions = {**default_decompositions(), **(custom_decompositions or {})}
+    return torchair.get_npu_backend(compiler_config=compiler_config, custom_decompositions=decompositions)

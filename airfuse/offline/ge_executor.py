@@ -21,12 +21,24 @@ from airfuse.ops import OPS_BY_IR_TYPE
 
 from .ge_ops import GE_OPS
 
-_WHERE_TO_ADD = "add it to GE_OPS in airfuse/offline/ge_ops.py (with a test in tests/offline/test_ge_ops.py)"
+_WHERE_TO_ADD = "add each to GE_OPS in airfuse/offline/ge_ops.py (with a test in tests/offline/test_ge_ops.py)"
 _STRUCTURAL = ("Data", "Const", "NetOutput")
 
 
 class GeExecutionError(RuntimeError):
     """A GE graph that the offline executor cannot run, or an op that failed in it."""
+
+
+class UnsupportedGeOpsError(GeExecutionError):
+    """The op types of a graph the executor does not implement, all named in one message.
+
+    TorchAir re-raises every error of load()/compile()/run() as ``type(e)(message + traceback +
+    error code)`` from inside its handler; the traceback repeats the message. Rebuilt that way, this
+    error keeps only its own message and hides the original it chains to, so users read it once."""
+
+    def __init__(self, message):
+        super().__init__(message.split("\nTraceback (most recent call last):", 1)[0])
+        self.__suppress_context__ = True
 
 
 def _proto():
@@ -115,20 +127,45 @@ def _airfuse_op(op_def):
 
 
 def _op_function(node):
+    """The function that runs ``node``, or None when its op type has none (see _refuse_missing)."""
     if node.type in GE_OPS:
         return GE_OPS[node.type]
     op_def = OPS_BY_IR_TYPE.get(node.type)
-    if op_def is not None:
-        if any(p.kind == DYNAMIC for p in op_def.inputs):
-            raise GeExecutionError(f"{node.describe()}: dynamic IR inputs of {op_def.ir_type} are not supported offline")
-        names = [desc.name for desc in node.op.input_desc]
-        expected = [p.name for p in op_def.inputs]
-        if names != expected:
-            raise GeExecutionError(f"{node.describe()}: inputs named {names}, but {op_def.ir_type}'s IR inputs are {expected}")
-        return _airfuse_op(op_def)
-    hint = " (not an op airfuse defines)" if node.type.startswith(IR_PREFIX) else ""
-    raise GeExecutionError(
-        f"{node.describe()}: op type {node.type}{hint} is not implemented by airfuse's offline GE executor; {_WHERE_TO_ADD}"
+    if op_def is None:
+        return None
+    if any(p.kind == DYNAMIC for p in op_def.inputs):
+        raise GeExecutionError(f"{node.describe()}: dynamic IR inputs of {op_def.ir_type} are not supported offline")
+    names = [desc.name for desc in node.op.input_desc]
+    expected = [p.name for p in op_def.inputs]
+    if names != expected:
+        raise GeExecutionError(f"{node.describe()}: inputs named {names}, but {op_def.ir_type}'s IR inputs are {expected}")
+    return _airfuse_op(op_def)
+
+
+def _origin(node) -> str:
+    """The FX node (and its aten op) TorchAir converted into ``node``, where it recorded one: the
+    ``_fx_tensor_name`` of an output, "<fx node>-<target>.OUTPUT.<i>"."""
+    for desc in node.op.output_desc:
+        if "_fx_tensor_name" in desc.attr:
+            return desc.attr["_fx_tensor_name"].s.decode().rsplit(".OUTPUT", 1)[0]
+    return ""
+
+
+def _refuse_missing(nodes):
+    """One error naming every op type the executor lacks, with the nodes (and their FX origin)
+    that use it, so a user sees the whole gap at compile() instead of one op per attempt."""
+    missing = collections.defaultdict(list)
+    for node in nodes:
+        missing[node.type].append(node)
+    lines = []
+    for op_type, users in sorted(missing.items()):
+        hint = " (not an op airfuse defines)" if op_type.startswith(IR_PREFIX) else ""
+        shown = ", ".join(f"{n.name!r}" + (f" from {_origin(n)}" if _origin(n) else "") for n in users[:3])
+        more = f" and {len(users) - 3} more" if len(users) > 3 else ""
+        lines.append(f"  {op_type}{hint}: {len(users)} node(s), e.g. {shown}{more}")
+    return UnsupportedGeOpsError(
+        f"airfuse's offline GE executor cannot run this graph: it does not implement {len(missing)} GE op "
+        f"type(s) that TorchAir emitted:\n" + "\n".join(lines) + f"\nTo run it offline, {_WHERE_TO_ADD}."
     )
 
 
@@ -185,11 +222,15 @@ class GeExecutor:
         if len(outputs) != 1:
             raise GeExecutionError(f"GE graph {self.name!r} has {len(outputs)} NetOutput nodes, expected 1")
         self.functions = {node.name: _op_function(node) for node in self.nodes if node.type not in _STRUCTURAL}
+        missing = [node for node in self.nodes if node.name in self.functions and self.functions[node.name] is None]
+        if missing:
+            raise _refuse_missing(missing)
         self.consts = {node.name: _decode_const(node) for node in self.nodes if node.type == "Const"}
 
-    def run(self, inputs, assigned_outputs=(), output_dtypes=None):
+    def run(self, inputs, assigned_outputs=(), output_dtypes=None, observe=None):
         """Evaluate the graph on ``inputs``; results are written into the non-None tensors of
-        ``assigned_outputs`` (by output index) and those tensors returned in their place."""
+        ``assigned_outputs`` (by output index) and those tensors returned in their place.
+        ``observe(node, inputs, outputs)``, if given, sees every op node after it ran."""
         values = {}
         for node in self.nodes:
             if node.type == "Data":
@@ -199,7 +240,10 @@ class GeExecutor:
             elif node.type == "NetOutput":
                 results = [self._input(node, values, edge) for edge in node.edges]
             else:
-                values[node.name] = self._call(node, [self._input(node, values, edge) for edge in node.edges])
+                args = [self._input(node, values, edge) for edge in node.edges]
+                values[node.name] = self._call(node, args)
+                if observe is not None:
+                    observe(node, args, values[node.name])
         return self._finish(results, inputs, assigned_outputs, output_dtypes)
 
     @staticmethod

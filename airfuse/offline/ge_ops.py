@@ -158,6 +158,26 @@ def logical_not(node, x):
     return torch.logical_not(x)
 
 
+def _logical(fn):
+    def op(node, x1, x2):
+        _check(x1.dtype == x2.dtype == torch.bool, f"x1, x2 must be bool, got {x1.dtype}, {x2.dtype}")
+        return fn(x1, x2)
+
+    return op
+
+
+def floor_mod(node, x1, x2):
+    # The remainder takes the divisor's sign (Python's %), as torch.remainder; not C's fmod.
+    _same_dtype(x1=x1, x2=x2)
+    return torch.remainder(x1, x2)
+
+
+def select_v2(node, condition, then, else_):
+    _check(condition.dtype == torch.bool, f"condition must be bool, got {condition.dtype}")
+    _same_dtype(then=then, else_=else_)
+    return torch.where(condition, then, else_)
+
+
 def masked_fill(node, x, mask, value):
     _check(mask.dtype == torch.bool, f"mask must be bool, got {mask.dtype}")
     _same_dtype(x=x, value=value)
@@ -169,6 +189,28 @@ def masked_fill(node, x, mask, value):
 
 def cast(node, x):
     return x.to(ge_dtype_to_torch(node.int("dst_type"), "attr dst_type"))
+
+
+def range_(node, start, limit, delta):
+    # Scalars of possibly different dtypes (TorchAir feeds int32 Consts with an int64 size); the
+    # output takes their common dtype, as aten.arange would, and TorchAir casts it afterwards.
+    for name, t in (("start", start), ("limit", limit), ("delta", delta)):
+        _check(t.numel() == 1, f"{name} must hold one value, got shape {list(t.shape)}")
+    dtype = torch.promote_types(torch.promote_types(start.dtype, limit.dtype), delta.dtype)
+    step = delta.item()
+    _check(step != 0, "delta must not be 0")
+    return torch.arange(start.item(), limit.item(), step, dtype=dtype)
+
+
+def cumsum(node, x, axis):
+    dim = _axis(_int(axis, "axis"), x.dim(), "axis")
+    exclusive, reverse = node.bool("exclusive"), node.bool("reverse")
+    y = x.flip(dim) if reverse else x
+    y = _float_compute(lambda t: t.cumsum(dim, dtype=t.dtype), y)
+    if exclusive:
+        # Each position sums what precedes it: shift by one, the first becomes 0.
+        y = torch.cat([torch.zeros_like(y.narrow(dim, 0, min(1, y.shape[dim]))), y.narrow(dim, 0, max(y.shape[dim] - 1, 0))], dim)
+    return y.flip(dim) if reverse else y
 
 
 def tril(node, x):
@@ -251,6 +293,94 @@ def softmax_grad(node, softmax, grad_softmax):
     return _float_compute(lambda s, g: (g - (g * s).sum(dims, keepdim=True)) * s, softmax, grad_softmax)
 
 
+def log_softmax_v2(node, logits):
+    _check(logits.dtype.is_floating_point, f"logits must be a floating tensor, got {logits.dtype}")
+    dims = _axes(node.ints("axes"), logits.dim(), "attr axes")
+    return _float_compute(lambda f: f - f.logsumexp(dims, keepdim=True), logits)
+
+
+def log_softmax_grad(node, grad, x):
+    # ``x`` is the forward's output (log-probabilities): y = grad - exp(x) * sum(grad).
+    _same_dtype(grad=grad, x=x)
+    dims = _axes(node.ints("axis"), x.dim(), "attr axis")
+    return _float_compute(lambda g, lp: g - lp.exp() * g.sum(dims, keepdim=True), grad, x)
+
+
+# --- losses and embedding gradients ------------------------------------------------------------
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _nll_weights(node, x, target, weight):
+    """Per-sample weights ``weight[target]``, 0 where target is ``ignore_index``; x is [N, C] or [C]."""
+    _check(x.dim() in (1, 2), f"x must be [N, C] or [C], got shape {list(x.shape)}")
+    _check(x.dtype == torch.float32, f"x must be float32 (GE NLLLoss's only type), got {x.dtype}")
+    _check(target.dtype in (torch.int32, torch.int64), f"target must be int32 or int64, got {target.dtype}")
+    classes = x.shape[-1]
+    rows = target.reshape(-1).long()
+    _check(rows.numel() == (x.shape[0] if x.dim() == 2 else 1), f"target {list(target.shape)} does not match x {list(x.shape)}")
+    ignore_index = node.int("ignore_index")
+    kept = rows != ignore_index
+    _check(bool(((rows[kept] >= 0) & (rows[kept] < classes)).all()), f"target values out of range [0, {classes})")
+    if weight is None:
+        weight = torch.ones(classes, dtype=x.dtype)
+    _check(weight.shape == (classes,) and weight.dtype == x.dtype, f"weight must be {x.dtype}[{classes}], got {weight.dtype}{list(weight.shape)}")
+    safe = torch.where(kept, rows, 0)
+    return rows.numel(), safe, weight[safe] * kept
+
+
+def _reduction(node):
+    reduction = node.str("reduction")
+    _check(reduction in _REDUCTIONS, f"attr reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    return reduction
+
+
+def nll_loss(node, x, target, weight):
+    reduction = _reduction(node)
+    n, safe, w = _nll_weights(node, x, target, weight)
+    picked = x.reshape(n, -1).gather(1, safe[:, None])[:, 0]
+    losses = -w * picked
+    # The sum of the weights, for every reduction (aten's CPU kernel leaves it 0 for "none", where
+    # nothing reads it).
+    total_weight = w.sum()
+    if reduction == "none":
+        return losses.reshape(target.shape), total_weight
+    loss = losses.sum()
+    return (loss / total_weight if reduction == "mean" else loss), total_weight
+
+
+def nll_loss_grad(node, x, y_grad, target, weight, total_weight):
+    reduction = _reduction(node)
+    _same_dtype(x=x, y_grad=y_grad, total_weight=total_weight)
+    n, safe, w = _nll_weights(node, x, target, weight)
+    if reduction == "none":
+        _check(y_grad.numel() == n, f"y_grad must hold one value per sample ({n}), got shape {list(y_grad.shape)}")
+        scale = y_grad.reshape(n)
+    else:
+        _check(y_grad.numel() == 1 and total_weight.numel() == 1, "y_grad and total_weight must hold one value")
+        scale = y_grad.reshape(()).expand(n)
+        if reduction == "mean":
+            scale = scale / total_weight.reshape(())
+    x_grad = torch.zeros(n, x.shape[-1], dtype=x.dtype)
+    x_grad.scatter_(1, safe[:, None], (-w * scale)[:, None])
+    return x_grad.reshape(x.shape)
+
+
+def embedding_dense_grad(node, grad, indices):
+    num_weights, padding_idx = node.int("num_weights"), node.int("padding_idx")
+    _check(not indices.dtype.is_floating_point and indices.dtype != torch.bool, f"indices must be integers, got {indices.dtype}")
+    _check(grad.shape[: indices.dim()] == indices.shape, f"grad {list(grad.shape)} must start with indices' shape {list(indices.shape)}")
+    rows = indices.reshape(-1).long()
+    _check(bool(((rows >= 0) & (rows < num_weights)).all()), f"indices out of range [0, {num_weights})")
+    grad_rows = grad.reshape(rows.numel(), -1).float()
+    if node.bool("scale_grad_by_freq"):
+        grad_rows = grad_rows / torch.bincount(rows, minlength=num_weights)[rows, None]
+    # Rows at padding_idx get no gradient; -1 means no padding row.
+    grad_rows = grad_rows * (rows != padding_idx)[:, None] if padding_idx >= 0 else grad_rows
+    y = torch.zeros(num_weights, grad_rows.shape[1]).index_add_(0, rows, grad_rows)
+    return y.to(grad.dtype)
+
+
 # --- shapes, layout and indexing ---------------------------------------------------------------
 
 def identity(node, x):
@@ -293,7 +423,11 @@ def unsqueeze(node, x):
 def broadcast_to(node, x, shape_):
     dims = _ints(shape_, "shape")
     _check(len(dims) >= x.dim(), f"shape {dims} has lower rank than x {list(x.shape)}")
-    _check(all(d >= 0 for d in dims), f"shape {dims} has negative sizes")
+    # -1 keeps x's size in that dim (TorchAir passes aten.expand's sizes through); it cannot
+    # stand for a leading dim that x does not have.
+    new_dims = len(dims) - x.dim()
+    _check(all(d >= 0 for d in dims[:new_dims]), f"shape {dims}: a new leading dim cannot be -1 or negative")
+    _check(all(d >= -1 for d in dims[new_dims:]), f"shape {dims} has negative sizes other than -1")
     return x.expand(dims)
 
 
@@ -312,7 +446,51 @@ def concat_v2(node, *inputs):
     *x, concat_dim = inputs
     _check(len(x) == node.int("N"), f"attr N is {node.int('N')} but {len(x)} tensors are concatenated")
     _same_dtype(**{f"x{i}": t for i, t in enumerate(x)})
-    return torch.cat(x, _axis(_int(concat_dim, "concat_dim"), x[0].dim(), "concat_dim"))
+    # An input of shape [0] is skipped, whatever the others' rank (as torch.cat does): Hugging
+    # Face's KV cache starts as one and is concatenated with 4-D states along dim -2.
+    parts = [t for t in x if t.shape != (0,)] or [x[0]]
+    rank = parts[0].dim()
+    _check(all(t.dim() == rank for t in parts), f"inputs differ in rank: {[list(t.shape) for t in parts]}")
+    return torch.cat(parts, _axis(_int(concat_dim, "concat_dim"), rank, "concat_dim"))
+
+
+def pad_v3(node, x, paddings, constant_values):
+    mode = node.str("mode")
+    _check(mode == "constant", f"attr mode {mode!r} is not implemented by the offline executor (only 'constant')")
+    pads = _ints(paddings, "paddings")
+    _check(len(pads) == 2 * x.dim(), f"paddings {pads} must hold a (before, after) pair for each of x's {x.dim()} dims")
+    # Contiguous: [before0, after0, before1, after1, ...]; otherwise all befores, then all afters.
+    pairs = list(zip(pads[0::2], pads[1::2])) if node.bool("paddings_contiguous") else list(zip(pads[: x.dim()], pads[x.dim():]))
+    value = 0
+    if constant_values is not None:
+        # Its type list is not x's T: TorchAir passes aten's Scalar as a float Const for int x.
+        # The value must survive the conversion to x's dtype.
+        _check(constant_values.numel() == 1, f"constant_values must hold one value, got shape {list(constant_values.shape)}")
+        value = constant_values.reshape(()).to(x.dtype)
+        _check(bool(value.to(constant_values.dtype) == constant_values.reshape(())), f"constant_values {constant_values.item()} is not a {x.dtype} value")
+        value = value.item()
+    # F.pad lists pairs from the last dim; negative sizes crop, as in aten.constant_pad_nd.
+    return F.pad(x, [p for pair in reversed(pairs) for p in pair], value=value)
+
+
+def index_by_tensor(node, x, *indices):
+    # Advanced indexing: indices_mask[i] says whether dim i is indexed (by the next index tensor);
+    # index tensors broadcast together, and the indexed dims are replaced as in aten.index.
+    mask = node.ints("indices_mask")
+    _check(len(mask) <= x.dim() and set(mask) <= {0, 1}, f"attr indices_mask {mask} must be 0/1 flags for x's {x.dim()} dims")
+    _check(sum(mask) == len(indices), f"attr indices_mask {mask} marks {sum(mask)} dims, {len(indices)} index tensors given")
+    index_tensors = iter(indices)
+    key = []
+    for dim, indexed in enumerate(mask):
+        if not indexed:
+            key.append(slice(None))
+            continue
+        index = next(index_tensors)
+        _check(index.dtype == torch.int64, f"indices must be int64, got {index.dtype}")
+        size = x.shape[dim]
+        _check(bool(((index >= -size) & (index < size)).all()), f"indices out of range [-{size}, {size}) for dim {dim}")
+        key.append(index)
+    return x[tuple(key)]
 
 
 def split_v(node, x, size_splits, split_dim):
@@ -378,22 +556,43 @@ GE_OPS = {
     "BroadcastTo": broadcast_to,
     "Cast": cast,
     "ConcatV2": concat_v2,
+    "Cos": _float_unary(torch.cos),
+    "Cumsum": cumsum,
+    "EmbeddingDenseGrad": embedding_dense_grad,
+    "Equal": _binary(torch.eq),
     "Exp": exp,
     "Fill": fill,
+    "FloorMod": floor_mod,
     "Gather": gather,
     "GatherV2": gather_v2,
     "Gelu": gelu,
     "GeluGrad": gelu_grad,
+    "Greater": _binary(torch.gt),
+    "GreaterEqual": _binary(torch.ge),
     "Identity": identity,
+    "IndexByTensor": index_by_tensor,
+    "Less": _binary(torch.lt),
+    "LessEqual": _binary(torch.le),
+    "LogSoftmaxGrad": log_softmax_grad,
+    "LogSoftmaxV2": log_softmax_v2,
+    "LogicalAnd": _logical(torch.logical_and),
     "LogicalNot": logical_not,
+    "LogicalOr": _logical(torch.logical_or),
     "MaskedFill": masked_fill,
     "MatMul": mat_mul,
     "MatMulV2": mat_mul_v2,
+    "Maximum": _binary(torch.maximum),
+    "Minimum": _binary(torch.minimum),
     "Mul": _binary(torch.mul),
     "Muls": muls,
+    "NLLLoss": nll_loss,
+    "NLLLossGrad": nll_loss_grad,
     "Neg": _unary(torch.neg),
+    "NotEqual": _binary(torch.ne),
     "Pack": pack,
+    "PadV3": pad_v3,
     "Pow": _binary(torch.pow),
+    "Range": range_,
     "RealDiv": real_div,
     "ReduceMean": reduce_mean,
     "ReduceSum": reduce_sum,
@@ -401,10 +600,12 @@ GE_OPS = {
     "ReluGrad": relu_grad,
     "Reshape": reshape,
     "Rsqrt": _float_unary(torch.rsqrt),
+    "SelectV2": select_v2,
     "Shape": shape,
     "Sigmoid": _float_unary(torch.sigmoid),
     "SigmoidGrad": sigmoid_grad,
     "Sign": _unary(torch.sign),
+    "Sin": _float_unary(torch.sin),
     "SoftmaxGrad": softmax_grad,
     "SoftmaxV2": softmax_v2,
     "SplitV": split_v,
@@ -415,7 +616,7 @@ GE_OPS = {
     "Sxpy": sxpy,
     "Tanh": _float_unary(torch.tanh),
     "TanhGrad": tanh_grad,
-    "Tril": tril,
     "Transpose": transpose,
+    "Tril": tril,
     "Unsqueeze": unsqueeze,
 }

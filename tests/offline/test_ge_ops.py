@@ -303,7 +303,14 @@ def test_broadcast_to():
     x = rand(3, 1)
     _close(run_op(lambda t: ge.BroadcastTo(t, ints([2, 3, 5])), x), x.expand(2, 3, 5))
     with pytest.raises(GeExecutionError, match="negative"):
-        run_op(lambda t: ge.BroadcastTo(t, ints([-1, 5])), x)
+        run_op(lambda t: ge.BroadcastTo(t, ints([-2, 5])), x)
+
+
+def test_broadcast_to_minus_one_keeps_the_dim():
+    x = rand(3, 1)
+    _close(run_op(lambda t: ge.BroadcastTo(t, ints([2, -1, 5])), x), x.expand(2, -1, 5))
+    with pytest.raises(GeExecutionError, match="new leading dim"):
+        run_op(lambda t: ge.BroadcastTo(t, ints([-1, 3, 5])), x)
 
 
 def test_fill():
@@ -321,6 +328,19 @@ def test_pack_axis_and_n(axis):
 def test_concat_v2(dim):
     a, b = rand(2, 3), rand(2, 3)
     _close(run_op(lambda x, y: ge.ConcatV2([x, y], ints([dim]), N=2), a, b), torch.cat([a, b], dim))
+
+
+def test_concat_v2_skips_empty_inputs_of_any_rank():
+    # Regression: Hugging Face's KV cache concatenates 4-D states onto an empty 1-D tensor along
+    # dim -2, which torch allows; the empty input's rank must not bound concat_dim.
+    empty, states = torch.empty(0), rand(2, 2, 3, 4)
+    out = run_op(lambda x, y: ge.ConcatV2([x, y], ints([-2]), N=2), empty, states)
+    _close(out, torch.cat([empty, states], -2))
+    with pytest.raises(GeExecutionError, match="differ in rank"):
+        run_op(lambda x, y: ge.ConcatV2([x, y], ints([0]), N=2), rand(2), rand(2, 2))
+    # Empty inputs of another shape still count.
+    a, b = torch.empty(0, 3), torch.empty(0, 2)
+    _close(run_op(lambda x, y: ge.ConcatV2([x, y], ints([1]), N=2), a, b), torch.cat([a, b], 1))
 
 
 def test_pack_and_concat_refuse_mixed_dtypes():
@@ -390,6 +410,231 @@ def test_strided_slice_v2_refuses_unimplemented_masks():
         run_op(lambda t: ge.StridedSliceV2(t, ints([0]), ints([1]), None, None, shrink_axis_mask=1), rand(3))
     with pytest.raises(GeExecutionError, match="together with the axes"):
         run_op(lambda t: ge.StridedSliceV2(t, ints([0]), ints([1]), ints([0]), None, begin_mask=1), rand(3))
+
+
+# --- comparisons, selection and integer arithmetic ---------------------------------------------
+
+COMPARISONS = {
+    "Equal": torch.eq, "NotEqual": torch.ne, "Less": torch.lt, "LessEqual": torch.le, "Greater": torch.gt,
+    "GreaterEqual": torch.ge,
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int32], ids=str)
+@pytest.mark.parametrize("op", COMPARISONS)
+def test_comparisons_broadcast_to_bool(op, dtype):
+    x1 = torch.randint(-2, 3, (3, 1, 4)).to(dtype)
+    x2 = torch.randint(-2, 3, (2, 1)).to(dtype)
+    out = run_op(getattr(ge, op), x1, x2)
+    assert out.dtype == torch.bool and torch.equal(out, COMPARISONS[op](x1, x2))
+
+
+@pytest.mark.parametrize("op", COMPARISONS)
+def test_comparisons_refuse_mixed_dtypes(op):
+    with pytest.raises(GeExecutionError, match="share one dtype"):
+        run_op(getattr(ge, op), torch.tensor([1, 2]), torch.tensor([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("op, fn", [("LogicalAnd", torch.logical_and), ("LogicalOr", torch.logical_or)])
+def test_logical_binaries(op, fn):
+    x1, x2 = torch.rand(3, 4) > 0.5, torch.rand(4) > 0.5
+    assert torch.equal(run_op(getattr(ge, op), x1, x2), fn(x1, x2))
+    with pytest.raises(GeExecutionError, match="bool"):
+        run_op(getattr(ge, op), torch.tensor([1, 0]), torch.tensor([1, 1]))
+
+
+@pytest.mark.parametrize("op, fn", [("Maximum", torch.maximum), ("Minimum", torch.minimum)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64], ids=str)
+def test_maximum_minimum(op, fn, dtype):
+    x1, x2 = (torch.randn(2, 3) * 5).to(dtype), (torch.randn(3) * 5).to(dtype)
+    _close(run_op(getattr(ge, op), x1, x2), fn(x1, x2), dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.float32], ids=str)
+def test_floor_mod_takes_the_divisor_sign(dtype):
+    x1 = torch.tensor([7, -7, 7, -7, 0]).to(dtype)
+    x2 = torch.tensor([3, 3, -3, -3, 5]).to(dtype)
+    out = run_op(ge.FloorMod, x1, x2)
+    assert torch.equal(out, torch.tensor([1, 2, -2, -1, 0]).to(dtype))
+
+
+def test_select_v2_broadcasts_all_three():
+    condition, then, other = torch.rand(3, 1) > 0.5, rand(1, 4), rand(4)
+    _close(run_op(ge.SelectV2, condition, then, other), torch.where(condition, then, other))
+    with pytest.raises(GeExecutionError, match="condition must be bool"):
+        run_op(ge.SelectV2, torch.tensor([1, 0]), rand(2), rand(2))
+    with pytest.raises(GeExecutionError, match="share one dtype"):
+        run_op(ge.SelectV2, torch.tensor([True]), rand(2), rand(2, dtype=torch.float16))
+
+
+@pytest.mark.parametrize("op, fn", [("Cos", torch.cos), ("Sin", torch.sin)])
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_cos_sin(op, fn, dtype):
+    x = rand(3, 5, dtype=dtype) * 4
+    _close(run_op(getattr(ge, op), x), fn(x), dtype)
+
+
+@pytest.mark.parametrize(
+    "start, limit, delta",
+    [(0, 7, 1), (2, 11, 3), (5, -4, -2), (0.5, 2.0, 0.25), (torch.tensor(0, dtype=torch.int32), torch.tensor(6), torch.tensor(1, dtype=torch.int32))],
+    ids=str,
+)
+def test_range(start, limit, delta):
+    start, limit, delta = (v if isinstance(v, torch.Tensor) else torch.tensor(v) for v in (start, limit, delta))
+    expected = torch.arange(start.item(), limit.item(), delta.item(), dtype=torch.promote_types(torch.promote_types(start.dtype, limit.dtype), delta.dtype))
+    out = run_op(ge.Range, start, limit, delta)
+    assert out.dtype == expected.dtype and torch.equal(out, expected)
+
+
+def test_range_refuses_a_zero_delta():
+    with pytest.raises(GeExecutionError, match="delta"):
+        run_op(ge.Range, torch.tensor(0), torch.tensor(3), torch.tensor(0))
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("axis", [0, -1])
+def test_cumsum_exclusive_reverse(exclusive, reverse, axis):
+    x = torch.randint(-5, 5, (3, 4))
+    flipped = x.flip(axis) if reverse else x
+    expected = flipped.cumsum(axis) - (flipped if exclusive else 0)
+    expected = expected.flip(axis) if reverse else expected
+    out = run_op(lambda t: ge.Cumsum(t, ints([axis]), exclusive=exclusive, reverse=reverse), x)
+    assert out.dtype == x.dtype and torch.equal(out, expected)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_cumsum_keeps_float_dtypes(dtype):
+    x = rand(2, 6, dtype=dtype)
+    _close(run_op(lambda t: ge.Cumsum(t, ints([1])), x), x.float().cumsum(1).to(dtype), dtype)
+
+
+# --- log-softmax, losses and embedding gradients -----------------------------------------------
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("axes", [[-1], [0]])
+def test_log_softmax_v2(axes, dtype):
+    x = rand(3, 5, dtype=dtype) * 3
+    _close(run_op(lambda t: ge.LogSoftmaxV2(t, axes=axes), x), torch.log_softmax(x.float(), axes[0]).to(dtype), dtype)
+
+
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_log_softmax_grad_takes_the_output(axis):
+    x, dy = rand(3, 5), rand(3, 5)
+    expected = _grad(lambda t: torch.log_softmax(t, axis), x, dy)
+    _close(run_op(lambda g, y: ge.LogSoftmaxGrad(g, y, axis=[axis]), dy, torch.log_softmax(x, axis)), expected)
+
+
+NLL_CASES = [((6, 5), (6,), False, -100), ((6, 5), (6,), True, 2), ((5,), (), True, -100)]
+
+
+def _nll_inputs(x_shape, target_shape, weighted, ignore_index):
+    x = torch.log_softmax(rand(*x_shape), -1)
+    target = torch.randint(0, x_shape[-1], target_shape)
+    if ignore_index >= 0:
+        target.view(-1)[0] = ignore_index
+    weight = torch.rand(x_shape[-1]) + 0.5 if weighted else None
+    return x, target, weight
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("x_shape, target_shape, weighted, ignore_index", NLL_CASES, ids=str)
+def test_nll_loss(x_shape, target_shape, weighted, ignore_index, reduction):
+    x, target, weight = _nll_inputs(x_shape, target_shape, weighted, ignore_index)
+    expected, expected_total = torch.ops.aten.nll_loss_forward(x, target, weight, _REDUCTION_ENUM[reduction], ignore_index)
+    build = lambda *t: list(ge.NLLLoss(t[0], ge.Cast(t[1], dst_type=DataType.DT_INT32), t[2] if weighted else None, reduction=reduction, ignore_index=ignore_index))  # noqa: E731
+    y, total = run_op(build, *([x, target, weight] if weighted else [x, target]))
+    _close(y, expected)
+    if reduction != "none":  # aten leaves total_weight at 0 without a reduction
+        _close(total, expected_total)
+
+
+_REDUCTION_ENUM = {"none": 0, "mean": 1, "sum": 2}
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("x_shape, target_shape, weighted, ignore_index", NLL_CASES, ids=str)
+def test_nll_loss_grad(x_shape, target_shape, weighted, ignore_index, reduction):
+    x, target, weight = _nll_inputs(x_shape, target_shape, weighted, ignore_index)
+    weight = weight if weighted else torch.ones(x_shape[-1])
+    _, total = torch.ops.aten.nll_loss_forward(x, target, weight, 1, ignore_index)
+    y_grad = rand(*target_shape) if reduction == "none" else torch.tensor(0.7)
+    expected = torch.ops.aten.nll_loss_backward(y_grad, x, target, weight, _REDUCTION_ENUM[reduction], ignore_index, total)
+    build = lambda a, g, t, w, tw: ge.NLLLossGrad(a, g, t, w, tw, reduction=reduction, ignore_index=ignore_index)  # noqa: E731
+    _close(run_op(build, x, y_grad, target.int(), weight, total), expected)
+
+
+def test_nll_loss_refuses_out_of_range_targets_and_unknown_reductions():
+    x = torch.log_softmax(rand(2, 3), -1)
+    with pytest.raises(GeExecutionError, match="out of range"):
+        run_op(lambda a, t: list(ge.NLLLoss(a, t, None)), x, torch.tensor([0, 3]))
+    with pytest.raises(GeExecutionError, match="reduction"):
+        run_op(lambda a, t: list(ge.NLLLoss(a, t, None, reduction="max")), x, torch.tensor([0, 1]))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("padding_idx, scale_grad_by_freq", [(-1, False), (2, False), (-1, True)])
+def test_embedding_dense_grad(padding_idx, scale_grad_by_freq, dtype):
+    indices = torch.tensor([[0, 2, 2], [5, 2, 1]])
+    grad = rand(2, 3, 4, dtype=dtype)
+    expected = torch.ops.aten.embedding_dense_backward(grad.float(), indices, 7, padding_idx, scale_grad_by_freq).to(dtype)
+    build = lambda g, i: ge.EmbeddingDenseGrad(g, i, num_weights=7, padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq)  # noqa: E731
+    _close(run_op(build, grad, indices), expected, dtype)
+
+
+def test_embedding_dense_grad_refuses_out_of_range_indices():
+    with pytest.raises(GeExecutionError, match="out of range"):
+        run_op(lambda g, i: ge.EmbeddingDenseGrad(g, i, num_weights=3), rand(2, 4), torch.tensor([0, 3]))
+
+
+# --- padding and advanced indexing -------------------------------------------------------------
+
+@pytest.mark.parametrize("pad", [[0, 0, 0, 1, 0, 0], [1, 2], [0, -1, 0, -1], [2, 0, 1, 1]], ids=str)
+def test_pad_v3_constant_as_torchair_orders_paddings(pad):
+    # TorchAir turns aten's pad (from the last dim, (before, after) pairs) into one pair per dim
+    # from the first, padding unnamed leading dims with zeros.
+    x = rand(2, 3, 4)
+    pairs = [(0, 0)] * (3 - len(pad) // 2) + [tuple(pad[i:i + 2]) for i in range(len(pad) - 2, -1, -2)]
+    paddings = [p for pair in pairs for p in pair]
+    _close(run_op(lambda t: ge.PadV3(t, ints(paddings), ge.Const(1.5)), x), F.pad(x, pad, value=1.5))
+
+
+def test_pad_v3_non_contiguous_paddings_and_integer_x():
+    x = torch.arange(6).reshape(2, 3)
+    out = run_op(lambda t: ge.PadV3(t, ints([1, 0, 0, 2]), ge.Const(-1.0), paddings_contiguous=False), x)
+    assert torch.equal(out, F.pad(x, [0, 2, 1, 0], value=-1))
+
+
+def test_pad_v3_refuses_other_modes_and_inexact_values():
+    with pytest.raises(GeExecutionError, match="mode 'reflect'"):
+        run_op(lambda t: ge.PadV3(t, ints([1, 1]), None, mode="reflect"), rand(3))
+    with pytest.raises(GeExecutionError, match="not a torch.int64 value"):
+        run_op(lambda t: ge.PadV3(t, ints([1, 1]), ge.Const(0.5)), torch.arange(3))
+
+
+@pytest.mark.parametrize(
+    "mask, index_shapes",
+    [([1], [(4,)]), ([0, 1], [(2, 3)]), ([1, 1], [(5,), (5,)]), ([1, 0, 1], [(2, 1), (3,)]), ([0, 1, 1], [(4,), (1,)])],
+    ids=str,
+)
+def test_index_by_tensor_is_aten_index(mask, index_shapes):
+    x = rand(3, 4, 5)
+    indices = [torch.randint(-x.shape[d], x.shape[d], shape) for d, shape in zip([d for d, m in enumerate(mask) if m], index_shapes)]
+    expected = torch.ops.aten.index(x, [i if m else None for m, i in _with_gaps(mask, indices)])
+    _close(run_op(lambda t, *i: ge.IndexByTensor(t, list(i), indices_mask=mask), x, *indices), expected)
+
+
+def _with_gaps(mask, indices):
+    it = iter(indices)
+    return [(m, next(it) if m else None) for m in mask]
+
+
+def test_index_by_tensor_refuses_out_of_range_and_a_wrong_mask():
+    x = rand(3, 4)
+    with pytest.raises(GeExecutionError, match="out of range"):
+        run_op(lambda t, i: ge.IndexByTensor(t, [i], indices_mask=[1]), x, torch.tensor([3]))
+    with pytest.raises(GeExecutionError, match="marks 2 dims, 1 index"):
+        run_op(lambda t, i: ge.IndexByTensor(t, [i], indices_mask=[1, 1]), x, torch.tensor([0]))
 
 
 def test_every_op_in_the_table_is_tested_here():
