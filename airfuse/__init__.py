@@ -1,16 +1,19 @@
 """airfuse: fused LLM operators for Ascend NPUs, eager and in TorchAir graph mode.
 
 ``import airfuse`` registers every op as ``torch.ops.airfuse.*`` (schema, CPU kernel, fake impl,
-autograd) and, where TorchAir is installed natively, the TorchAir converters. Without an NPU,
+autograd), where torch_npu imports the NPU eager kernels (``airfuse.npu_binding``) and, where
+TorchAir is installed natively, the TorchAir converters. Without an NPU,
 ``get_npu_backend`` and ``capture_ge_graph`` run TorchAir offline (``airfuse.offline``).
 """
 
 from . import ops
 from . import meta  # noqa: F401  (registers the fake impls)
 from .capture import GeCapture, GeNode, capture_ge_graph
+from .npu_binding import load_where_torch_npu_imports
 from .torchair_env import get_npu_backend, import_torchair, native_torchair_available
 
 __all__ = ["GeCapture", "GeNode", "capture_ge_graph", "get_npu_backend", "ops"]
 
+load_where_torch_npu_imports()
 if native_torchair_available():
     import_torchair()
