@@ -9,10 +9,9 @@ the CPU twin.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import types
-from pathlib import Path
-
 import torch
 
 from airfuse import npu_binding
@@ -41,7 +40,8 @@ def _device_module():
     mod._is_in_bad_fork = lambda: False
     mod.get_rng_state = lambda device="npu": torch.get_rng_state()
     mod.set_rng_state = lambda state, device="npu": torch.set_rng_state(state)
-    mod.manual_seed = mod.manual_seed_all = torch.manual_seed
+    # Random ops on "npu" run through the CPU fallback on the CPU generator: nothing else to seed.
+    mod.manual_seed = mod.manual_seed_all = lambda seed: None
     mod.synchronize = lambda device=None: None
     return mod
 
@@ -52,15 +52,24 @@ class Emulated:
         self.backend = ctypes.CDLL(str(BACKEND))
         self.backend.emulated_npu_allocation_size.restype = ctypes.c_size_t
         self.backend.emulated_npu_allocation_size.argtypes = [ctypes.c_void_p]
-        self.backend.emulated_npu_current_stream_handle.restype = ctypes.c_void_p
-        self.opapi = ctypes.CDLL(str(OPAPI))
-        self.opapi.emulated_acl_live_tensors.restype = ctypes.c_int64
-        self.vendor = ctypes.CDLL(str(CUST_OPAPI))
-        self.vendor.emulated_aclnn_last_call.restype = ctypes.POINTER(AclnnCall)
-        self.vendor.emulated_aclnn_calls.restype = ctypes.c_uint64
-        self.vendor.emulated_aclnn_calls.argtypes = [ctypes.c_char_p]
-        self.vendor.emulated_aclnn_live_executors.restype = ctypes.c_int64
-        self.vendor.emulated_aclnn_fail_next.argtypes = [ctypes.c_int32, ctypes.c_char_p]
+
+    # Opened on first use, so that only the binding's own lookup decides which libraries load
+    # (tests/npu/test_npu_lookup.py).
+    @functools.cached_property
+    def opapi(self) -> ctypes.CDLL:
+        lib = ctypes.CDLL(str(OPAPI))
+        lib.emulated_acl_live_tensors.restype = ctypes.c_int64
+        return lib
+
+    @functools.cached_property
+    def vendor(self) -> ctypes.CDLL:
+        lib = ctypes.CDLL(str(CUST_OPAPI))
+        lib.emulated_aclnn_last_call.restype = ctypes.POINTER(AclnnCall)
+        lib.emulated_aclnn_calls.restype = ctypes.c_uint64
+        lib.emulated_aclnn_calls.argtypes = [ctypes.c_char_p]
+        lib.emulated_aclnn_live_executors.restype = ctypes.c_int64
+        lib.emulated_aclnn_fail_next.argtypes = [ctypes.c_int32, ctypes.c_char_p]
+        return lib
 
     def last_call(self) -> AclnnCall:
         return self.vendor.emulated_aclnn_last_call().contents

@@ -1,7 +1,7 @@
 // The emulated "npu": a PrivateUse1 backend on host memory for CPU-only torch, just enough for
 // airfuse's binding and its tests (tests/npu/emulated_npu.py renames it "npu" and loads it).
-//   - allocator: 64-byte-aligned host memory; live allocations are recorded so a test can check
-//     that a pointer (the aclnn workspace) came from this device's allocator;
+//   - allocator: 64-byte-aligned host memory; allocations are recorded so a test can check that a
+//     pointer (the aclnn workspace) came from this device's allocator, and with which size;
 //   - device guard: one device, streams per thread as ids, each with a distinct native handle
 //     (standing in for an aclrtStream) so a test can see which stream reached the aclnn call;
 //   - the aten ops that have no generic implementation (allocation, views, copies, resize);
@@ -27,15 +27,9 @@ constexpr size_t kAlign = 64;
 constexpr int kMaxStreams = 64;
 
 std::mutex gAllocMutex;
-std::map<void*, size_t> gLive;
+std::map<void*, size_t> gAllocated;  // start -> size of the last allocation made there
 
-void FreeHost(void* p) {
-    {
-        std::lock_guard<std::mutex> lock(gAllocMutex);
-        gLive.erase(p);
-    }
-    std::free(p);
-}
+void FreeHost(void* p) { std::free(p); }
 
 struct HostAllocator final : c10::Allocator {
     c10::DataPtr allocate(size_t n) override {
@@ -43,7 +37,7 @@ struct HostAllocator final : c10::Allocator {
         TORCH_CHECK(!n || p, "emulated npu: out of host memory allocating ", n, " bytes");
         if (p) {
             std::lock_guard<std::mutex> lock(gAllocMutex);
-            gLive[p] = n;
+            gAllocated[p] = n;
         }
         return {p, p, &FreeHost, c10::Device(kNpu, 0)};
     }
@@ -170,14 +164,12 @@ at::Tensor& SetStorage(at::Tensor& self, c10::Storage source, int64_t offset, c1
 }  // namespace
 
 extern "C" {
-// The size of the live allocation starting at p, or 0 when p starts none.
+// The size of the last allocation (live or freed) this device made at p, or 0 when it made none.
 size_t emulated_npu_allocation_size(void* p) {
     std::lock_guard<std::mutex> lock(gAllocMutex);
-    auto it = gLive.find(p);
-    return it == gLive.end() ? 0 : it->second;
+    auto it = gAllocated.find(p);
+    return it == gAllocated.end() ? 0 : it->second;
 }
-// The native handle of the calling thread's current stream.
-void* emulated_npu_current_stream_handle() { return &gStreams[tStream]; }
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

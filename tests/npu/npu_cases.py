@@ -1,0 +1,47 @@
+"""Inputs for any op of the op definitions, and the comparison of its NPU and CPU results."""
+
+import math
+
+import torch
+
+from airfuse.opdef import OpDefinition
+
+# One rounding step of the output dtype: the kernels and the CPU kernels both accumulate in float32.
+TOL = {
+    torch.float32: dict(rtol=2e-5, atol=2e-5),
+    torch.float16: dict(rtol=1e-3, atol=1e-3),
+    torch.bfloat16: dict(rtol=8e-3, atol=8e-3),
+}
+
+SHAPES = [(3, 7), (2, 5, 130)]
+
+
+def input_shape(name: str, shape: tuple) -> tuple:
+    """Shapes by IR input name: per-row statistics and per-column weights; the rest take ``shape``."""
+    return {"gamma": (shape[-1],), "rstd": (*shape[:-1], 1)}.get(name, shape)
+
+
+def sample_inputs(op: OpDefinition, combo: dict, shape: tuple, seed: int = 0) -> list[torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for p in op.inputs:
+        t = torch.randn(input_shape(p.name, shape), generator=gen)
+        if p.name == "rstd":
+            t = t.abs() + 0.5  # a reciprocal standard deviation is positive
+        out.append(t.to(combo[p.name]))
+    return out
+
+
+def as_tuple(result) -> tuple:
+    return result if isinstance(result, tuple) else (result,)
+
+
+def assert_matches_cpu(npu_out, cpu_out, rows: int):
+    for actual, expected in zip(as_tuple(npu_out), as_tuple(cpu_out), strict=True):
+        assert actual.device.type == "npu"
+        assert actual.dtype == expected.dtype and actual.shape == expected.shape
+        tol = dict(TOL[expected.dtype])
+        # A sum over rows (e.g. dgamma) rounds once per partial sum.
+        if actual.shape != torch.Size([]) and actual.dim() == 1 and rows > 1:
+            tol["atol"] *= math.sqrt(rows)
+        torch.testing.assert_close(actual.cpu(), expected, **tol)
