@@ -15,7 +15,8 @@ test: setup twin
 demo: setup
 	$(PY) examples/demo.py
 
-# The CPU twin of the Ascend C kernels (build/libairfuse_twin.so); incremental after the first run.
+# The CPU twin of the Ascend C kernels (build/libairfuse_twin.so), the NPU eager binding and the
+# emulated NPU that tests it (csrc/npu/binding.cmake); incremental after the first run.
 .PHONY: twin
 twin:
 	@test -f build/CMakeCache.txt || cmake -S . -B build -DCMAKE_BUILD_TYPE=Release

@@ -71,8 +71,8 @@ std::string RecentError() {
             if (void* f = dlsym(acl, "aclGetRecentErrMsg")) return reinterpret_cast<AclGetRecentErrMsgFn>(f);
         return reinterpret_cast<AclGetRecentErrMsgFn>(FindOpApiSymbol("aclGetRecentErrMsg").address);
     }();
-    const char* msg = fn ? fn() : nullptr;
     if (!fn) return "(no message: aclGetRecentErrMsg was not found)";
+    const char* msg = fn();
     return msg && *msg ? msg : "(the runtime gave no message)";
 }
 
@@ -91,30 +91,6 @@ const TensorApi& Tensors(const std::string& publicName) {
     return api;
 }
 
-struct Entry {
-    const OpRow* row;
-    void* phase1 = nullptr;
-    AclnnRunFn phase2 = nullptr;
-    std::once_flag resolved;
-};
-
-Entry& EntryOf(const c10::OperatorHandle& op) {
-    static std::map<std::string, Entry> entries = [] {
-        std::map<std::string, Entry> m;
-        for (const OpRow& row : OpTable()) m[std::string("airfuse::") + row.op].row = &row;
-        return m;
-    }();
-    auto it = entries.find(op.schema().name());
-    TORCH_INTERNAL_ASSERT(it != entries.end(), "airfuse NPU binding: no row for ", op.schema().name());
-    Entry& e = it->second;
-    std::call_once(e.resolved, [&] {
-        const std::string name = PublicName(*e.row);
-        e.phase1 = Resolve(name, std::string(e.row->aclnn) + "GetWorkspaceSize");
-        e.phase2 = reinterpret_cast<AclnnRunFn>(Resolve(name, e.row->aclnn));
-    });
-    return e;
-}
-
 // The row must follow the schema: Tensor args -> tensor_in, float -> double, int -> int64_t,
 // bool -> bool, then one tensor_out per return.
 void CheckRowMatchesSchema(const OpRow& row, const c10::FunctionSchema& schema) {
@@ -131,6 +107,31 @@ void CheckRowMatchesSchema(const OpRow& row, const c10::FunctionSchema& schema) 
     expected.insert(expected.end(), schema.returns().size(), "tensor_out");
     TORCH_CHECK(expected == row.params, PublicName(row), ": the NPU binding's row in csrc/npu/op_table.h does not follow the schema ",
                 schema, "; rebuild the binding from the same airfuse sources");
+}
+
+struct Entry {
+    const OpRow* row;
+    void* phase1 = nullptr;
+    AclnnRunFn phase2 = nullptr;
+    std::once_flag resolved;  // row checked against the schema, symbols looked up
+};
+
+Entry& EntryOf(const c10::OperatorHandle& op) {
+    static std::map<std::string, Entry> entries = [] {
+        std::map<std::string, Entry> m;
+        for (const OpRow& row : OpTable()) m[std::string("airfuse::") + row.op].row = &row;
+        return m;
+    }();
+    auto it = entries.find(op.schema().name());
+    TORCH_INTERNAL_ASSERT(it != entries.end(), "airfuse NPU binding: no row for ", op.schema().name());
+    Entry& e = it->second;
+    std::call_once(e.resolved, [&] {
+        CheckRowMatchesSchema(*e.row, op.schema());
+        const std::string name = PublicName(*e.row);
+        e.phase1 = Resolve(name, std::string(e.row->aclnn) + "GetWorkspaceSize");
+        e.phase2 = reinterpret_cast<AclnnRunFn>(Resolve(name, e.row->aclnn));
+    });
+    return e;
 }
 
 struct Marshalled {
@@ -176,17 +177,17 @@ void Kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     Entry& entry = EntryOf(op);
     const OpRow& row = *entry.row;
     const c10::FunctionSchema& schema = op.schema();
-    CheckRowMatchesSchema(row, schema);
     const size_t nargs = schema.arguments().size();
     std::vector<c10::IValue> args(stack->end() - nargs, stack->end());
 
     const at::Tensor* first = nullptr;
+    size_t firstIndex = 0;
     for (size_t i = 0; i < nargs; ++i) {
         if (!args[i].isTensor()) continue;
         const at::Tensor& t = args[i].toTensor();
-        if (!first) first = &t;
+        if (!first) first = &t, firstIndex = i;
         TORCH_CHECK(t.device() == first->device(), PublicName(row), ": ", schema.arguments()[i].name(), " is on ", t.device(), " but ",
-                    schema.arguments()[0].name(), " is on ", first->device());
+                    schema.arguments()[firstIndex].name(), " is on ", first->device());
     }
     const c10::Device device = first->device();
     c10::DeviceGuard guard(device);
@@ -232,7 +233,13 @@ void Kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
         TORCH_CHECK(false, PublicName(row), ": ", row.aclnn, "GetWorkspaceSize returned status ", prepared, ": ", RecentError());
     }
     // The caching allocator on the current stream: capture-safe, reused in stream order.
-    at::Tensor workspace = workspaceSize ? at::empty({int64_t(workspaceSize)}, first->options().dtype(at::kByte)) : at::Tensor();
+    at::Tensor workspace;
+    try {
+        if (workspaceSize) workspace = at::empty({int64_t(workspaceSize)}, first->options().dtype(at::kByte));
+    } catch (...) {
+        Destroy(api, m.tensors);
+        throw;
+    }
     void* workspacePtr = workspaceSize ? workspace.data_ptr() : nullptr;
     const aclrtStream stream = platform::CurrentStream(device);
     const std::string name = PublicName(row);

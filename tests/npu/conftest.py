@@ -2,6 +2,9 @@ import pytest
 
 import emulated_npu
 
+# At collection, before any test of the session runs a backward (see register_device).
+emulated_npu.register_device()
+
 
 @pytest.fixture(scope="session")
 def npu():

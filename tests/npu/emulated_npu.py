@@ -93,6 +93,17 @@ class Emulated:
 _emulated: Emulated | None = None
 
 
+def register_device() -> bool:
+    """Register the PrivateUse1 device (C++ only: no rename, no torch.npu), if it is built.
+
+    Autograd sizes its per-device queues when the first backward of the process runs, from the
+    device guards registered then; so this must happen before any test runs a backward.
+    """
+    if BACKEND.is_file():
+        torch.ops.load_library(str(BACKEND))
+    return BACKEND.is_file()
+
+
 def load() -> Emulated:
     global _emulated
     if _emulated is None:
@@ -100,7 +111,7 @@ def load() -> Emulated:
         if missing:
             raise FileNotFoundError(f"emulated NPU not built ({', '.join(map(str, missing))}); run `make twin`")
         os.environ.setdefault("ASCEND_CUSTOM_OPP_PATH", str(VENDOR))
-        torch.ops.load_library(str(BACKEND))
+        register_device()
         torch.utils.rename_privateuse1_backend("npu")
         torch._register_device_module("npu", _device_module())
         torch.utils.generate_methods_for_privateuse1_backend()

@@ -1,5 +1,6 @@
 """``import airfuse`` loads the NPU binding only where torch_npu imports, and never fails elsewhere."""
 
+import importlib
 import sys
 
 import pytest
@@ -15,9 +16,11 @@ def fake_torch_npu(tmp_path, monkeypatch):
         (tmp_path / "torch_npu").mkdir()
         (tmp_path / "torch_npu" / "__init__.py").write_text(body)
         monkeypatch.syspath_prepend(str(tmp_path))
-        monkeypatch.delitem(sys.modules, "torch_npu", raising=False)
 
-    return make
+    yield make
+    # Later tests (and TorchAir) must not see a torch_npu.
+    sys.modules.pop("torch_npu", None)
+    importlib.invalidate_caches()
 
 
 def test_nothing_without_torch_npu():
