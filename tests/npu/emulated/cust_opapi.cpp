@@ -1,6 +1,8 @@
 // Stand-in for the libcust_opapi.so of airfuse's CANN package: the aclnn entry points opbuild
 // generates from op_host's OpDefs, implemented like CANN implements them:
-//   phase 1 (aclnn<Op>GetWorkspaceSize) checks the aclTensors, runs op_host's real tiling function
+//   phase 1 (aclnn<Op>GetWorkspaceSize) checks the aclTensors (the outputs against op_host's
+//     InferShape/InferDataType, so a binding that sizes an output wrongly is refused here rather
+//     than corrupting memory on the device), runs op_host's real tiling function
 //     (through the recording stand-in of CANN's op_host API, build/libairfuse_opdef_standin.so)
 //     and returns its workspace size (user part + the platform's system workspace) and an executor;
 //   phase 2 (aclnn<Op>) checks stream and workspace, runs the real Ascend C kernel on the CPU twin
@@ -26,6 +28,7 @@ int twin_launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim
                 const char** names, int countOnly, uint64_t* bytesRead, uint64_t* bytesWritten, char* err, int errLen);
 int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, float attr, uint8_t* tiling, uint32_t cap,
                    uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode);
+int standin_infer(const char* op, const char* inputs, char* out, int outLen);
 }
 
 namespace {
@@ -126,7 +129,6 @@ aclnnStatus Prepare(const OpSpec& spec, std::vector<const aclTensor*> tensors, d
     const Chip* chip = CurrentChip();
     if (!chip) return Fail(kParamInvalid, op + ": EMULATED_NPU_SOC names no emulated chip");
     auto* ex = new Executor{&spec, chip, {}, {}, 0, 0};
-    std::string spec_;
     for (size_t i = 0; i < tensors.size(); ++i) {
         const char* name = i < spec.inputs.size() ? spec.inputs[i] : spec.outputs[i - spec.inputs.size()];
         const aclTensor* t = tensors[i];
@@ -141,14 +143,23 @@ aclnnStatus Prepare(const OpSpec& spec, std::vector<const aclTensor*> tensors, d
             return Fail(t ? kParamInvalid : kParamNull, op + ": " + name + " " + why);
         }
         ex->tensors.push_back(*t);
-        if (i < spec.inputs.size()) spec_ += (i ? ";" : "") + Dims(*t) + ":" + std::to_string(t->dtype);  // ge::DataType == aclDataType here
+    }
+    // Shape specs "d0,d1:dtype;..." as op_host's stand-in reads them; ge::DataType == aclDataType here.
+    std::string inputs, outputs;
+    for (size_t i = 0; i < tensors.size(); ++i)
+        (i < spec.inputs.size() ? inputs : outputs) += ((i == 0 || i == spec.inputs.size()) ? "" : ";") + Dims(*tensors[i]) + ":" +
+                                                        std::to_string(tensors[i]->dtype);
+    char inferred[512] = {0};
+    if (standin_infer(op.c_str(), inputs.c_str(), inferred, sizeof inferred) != 0 || outputs != inferred) {
+        delete ex;
+        return Fail(kParamInvalid, op + ": outputs " + outputs + " do not match op_host's inference " + inferred + " from inputs " + inputs);
     }
     ex->tiling.resize(4096);
     uint32_t tilingSize = 0, scheduleMode = 0;
-    if (standin_tiling(op.c_str(), chip->socCode, chip->vectorCores, chip->ubBytes, spec_.c_str(), float(attr), ex->tiling.data(),
+    if (standin_tiling(op.c_str(), chip->socCode, chip->vectorCores, chip->ubBytes, inputs.c_str(), float(attr), ex->tiling.data(),
                        uint32_t(ex->tiling.size()), &tilingSize, &ex->blockDim, &ex->workspace, &scheduleMode) != 0) {
         delete ex;
-        return Fail(kTiling, op + ": op_host's tiling refused inputs " + spec_ + " (shape:aclDataType) on " + chip->name);
+        return Fail(kTiling, op + ": op_host's tiling refused inputs " + inputs + " (shape:aclDataType) on " + chip->name);
     }
     ex->tiling.resize(tilingSize);
     *workspaceSize = ex->workspace;
