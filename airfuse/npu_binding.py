@@ -67,4 +67,9 @@ def load_where_torch_npu_imports() -> ctypes.CDLL | None:
         warnings.warn(f"airfuse: torch_npu imports but the NPU binding {path} is not built, so airfuse ops have no "
                       "'npu' kernels; build it with `cmake -S . -B build && cmake --build build -j` (README.md, 'Eager on the NPU')")
         return None
-    return load(path)
+    try:
+        return load(path)
+    except OSError as exc:  # e.g. built against another torch or torch_npu
+        warnings.warn(f"airfuse: the NPU binding {path} does not load ({exc}); airfuse ops have no 'npu' kernels. Rebuild it "
+                      "against this torch_npu: `cmake -S . -B build && cmake --build build -j` (README.md, 'Eager on the NPU')")
+        return None

@@ -40,6 +40,14 @@ def test_torch_npu_without_a_built_binding(fake_torch_npu, monkeypatch, tmp_path
         assert npu_binding.load_where_torch_npu_imports() is None
 
 
+def test_binding_that_does_not_load(fake_torch_npu, monkeypatch):
+    """The real binding here: libtorch_npu.so needs CANN's libraries, which are absent."""
+    fake_torch_npu("")
+    monkeypatch.setenv("AIRFUSE_NPU_BINDING", str(npu_binding.BINDING))
+    with pytest.warns(UserWarning, match=r"the NPU binding .*libairfuse_npu\.so does not load \(.*lib"):
+        assert npu_binding.load_where_torch_npu_imports() is None
+
+
 def test_torch_npu_with_the_binding(fake_torch_npu, monkeypatch, npu):
     fake_torch_npu("")
     monkeypatch.setenv("AIRFUSE_NPU_BINDING", str(npu_binding.EMULATED_BINDING))
