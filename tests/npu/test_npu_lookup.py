@@ -92,3 +92,14 @@ def test_missing_package_names_op_symbol_every_place_and_the_fix(tmp_path):
         assert place in error
     assert "9. libaclnn_rand.so" in error
     assert "custom_opp_*.run --install-path=$HOME/airfuse_opp" in error and "ASCEND_CUSTOM_OPP_PATH" in error
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a root process skips libraries other users own")
+def test_root_skips_a_library_another_user_owns(tmp_path):
+    foreign, own = _vendor(tmp_path, "foreign"), _vendor(tmp_path, "own")
+    os.chown(foreign / "op_api/lib/libcust_opapi.so", 1000, 1000)
+    found = _run(ASCEND_CUSTOM_OPP_PATH=f"{foreign}:{own}")["origin"]
+    assert found["aclnnAirfuseAdd"] == str(own / "op_api/lib/libcust_opapi.so")
+    error = _run(ASCEND_CUSTOM_OPP_PATH=str(foreign))["error"]
+    assert f"1. {foreign}/op_api/lib/libcust_opapi.so (ASCEND_CUSTOM_OPP_PATH entry {foreign}): skipped: owned by uid 1000, " \
+           "and this process runs as root" in error
