@@ -13,6 +13,11 @@ inline const std::vector<OpRow>& OpTable() {
         Row<TensorIn, TensorIn, double, TensorOut, TensorOut>("rms_norm", "aclnnAirfuseRmsNorm"),
         Row<TensorIn, TensorIn, TensorIn, TensorIn, TensorOut, TensorOut>("rms_norm_backward", "aclnnAirfuseRmsNormGrad"),
         Row<TensorIn, TensorIn, TensorOut>("add", "aclnnAirfuseAdd"),
+        Row<TensorIn, TensorIn, TensorIn, double, TensorOut, TensorOut, TensorOut>("add_rms_norm", "aclnnAirfuseAddRmsNorm"),
+        Row<TensorIn, TensorIn, TensorOut>("silu_mul", "aclnnAirfuseSiluMul"),
+        Row<TensorIn, TensorIn, TensorIn, TensorOut, TensorOut>("silu_mul_backward", "aclnnAirfuseSiluMulGrad"),
+        Row<TensorIn, int64_t, TensorOut>("swiglu", "aclnnAirfuseSwiglu"),
+        Row<TensorIn, TensorIn, int64_t, TensorOut>("swiglu_backward", "aclnnAirfuseSwigluGrad"),
     };
     return rows;
 }
