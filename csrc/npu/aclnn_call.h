@@ -12,7 +12,7 @@
 namespace airfuse::npu {
 
 // Parameter kinds of a row. Attrs take the types the generated aclnn signature gives GE attr
-// types: Float -> double, Int -> int64_t, Bool -> bool.
+// types: Float -> double, Int -> int64_t, Bool -> bool, Str -> char*.
 struct TensorIn {};
 struct TensorOut {};
 
@@ -21,6 +21,7 @@ union AclArg {
     double f;
     int64_t i;
     bool b;
+    char* s;  // alive until phase 1 returns
 };
 
 template <typename Kind> struct Param;
@@ -48,6 +49,12 @@ template <> struct Param<bool> {
     using CType = bool;
     static constexpr const char* kName = "bool";
     static CType Get(const AclArg& a) { return a.b; }
+};
+
+template <> struct Param<char*> {
+    using CType = char*;
+    static constexpr const char* kName = "char*";
+    static CType Get(const AclArg& a) { return a.s; }
 };
 
 using Phase1Caller = aclnnStatus (*)(void* fn, const std::vector<AclArg>& args, uint64_t* workspaceSize, aclOpExecutor** executor);

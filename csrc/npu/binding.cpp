@@ -10,6 +10,7 @@
 //      stream order; no host synchronization anywhere, so the op can be captured in an aclgraph.
 #include <dlfcn.h>
 
+#include <deque>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -92,7 +93,7 @@ const TensorApi& Tensors(const std::string& publicName) {
 }
 
 // The row must follow the schema: Tensor args -> tensor_in, float -> double, int -> int64_t,
-// bool -> bool, then one tensor_out per return.
+// bool -> bool, str -> char*, then one tensor_out per return.
 void CheckRowMatchesSchema(const OpRow& row, const c10::FunctionSchema& schema) {
     std::vector<std::string> expected;
     for (const auto& a : schema.arguments()) {
@@ -101,6 +102,7 @@ void CheckRowMatchesSchema(const OpRow& row, const c10::FunctionSchema& schema) 
             case c10::TypeKind::FloatType: expected.push_back("double"); break;
             case c10::TypeKind::IntType: expected.push_back("int64_t"); break;
             case c10::TypeKind::BoolType: expected.push_back("bool"); break;
+            case c10::TypeKind::StringType: expected.push_back("char*"); break;
             default: expected.push_back(a.type()->str());
         }
     }
@@ -137,6 +139,7 @@ Entry& EntryOf(const c10::OperatorHandle& op) {
 struct Marshalled {
     std::vector<AclArg> args;
     std::vector<const aclTensor*> tensors;  // to destroy after phase 2
+    std::deque<std::string> strings;        // str attrs, at stable addresses until phase 1 returns
 };
 
 void Destroy(const TensorApi& api, const std::vector<const aclTensor*>& tensors) {
@@ -208,6 +211,8 @@ void Kernel(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                 arg.f = a.toDouble();
             } else if (a.isInt()) {
                 arg.i = a.toInt();
+            } else if (a.isString()) {
+                arg.s = m.strings.emplace_back(a.toStringRef()).data();
             } else {
                 arg.b = a.toBool();
             }

@@ -18,6 +18,10 @@ inline const std::vector<OpRow>& OpTable() {
         Row<TensorIn, TensorIn, TensorIn, TensorOut, TensorOut>("silu_mul_backward", "aclnnAirfuseSiluMulGrad"),
         Row<TensorIn, int64_t, TensorOut>("swiglu", "aclnnAirfuseSwiglu"),
         Row<TensorIn, TensorIn, int64_t, TensorOut>("swiglu_backward", "aclnnAirfuseSwigluGrad"),
+        Row<TensorIn, TensorIn, TensorIn, char*, TensorOut>("rope", "aclnnAirfuseRope"),
+        Row<TensorIn, TensorIn, TensorIn, char*, TensorOut>("rope_backward", "aclnnAirfuseRopeGrad"),
+        Row<TensorIn, char*, TensorOut>("gelu", "aclnnAirfuseGelu"),
+        Row<TensorIn, TensorIn, char*, TensorOut>("gelu_backward", "aclnnAirfuseGeluGrad"),
     };
     return rows;
 }

@@ -13,7 +13,7 @@ from airfuse.ops import ALL_OPS
 from npu_cases import PACKAGED_OPS
 
 # The C type the generated aclnn signature gives each GE attr type.
-ATTR_CTYPE = {"Float": "double", "Int": "int64_t", "Bool": "bool"}
+ATTR_CTYPE = {"Float": "double", "Int": "int64_t", "Bool": "bool", "Str": "char*"}
 GE_DTYPE_NAME = {code: dtype_name(dt) for dt, code in twin.GE_DTYPE.items()}
 
 
