@@ -12,6 +12,7 @@ import ctypes
 import functools
 import os
 import types
+
 import torch
 
 from airfuse import npu_binding
