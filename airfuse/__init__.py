@@ -1,7 +1,8 @@
 """airfuse: fused LLM operators for Ascend NPUs, eager and in TorchAir graph mode.
 
 ``import airfuse`` registers every op as ``torch.ops.airfuse.*`` (schema, CPU kernel, fake impl,
-autograd) and, where TorchAir is installed natively, the TorchAir converters. Without an NPU,
+autograd), where torch_npu imports the NPU eager kernels (``airfuse.npu_binding``) and, where
+TorchAir is installed natively, the TorchAir converters. Without an NPU,
 ``get_npu_backend`` and ``capture_ge_graph`` run TorchAir offline (``airfuse.offline``).
 """
 
@@ -9,6 +10,7 @@ from . import ops
 from . import meta  # noqa: F401  (registers the fake impls)
 from . import modules, offline, testing  # public modules, usable as airfuse.<module> after `import airfuse`
 from .capture import GeCapture, GeNode, capture_ge_graph
+from .npu_binding import load_where_torch_npu_imports
 from .torchair_env import default_decompositions, get_npu_backend, import_torchair, native_torchair_available
 
 __all__ = [
@@ -16,5 +18,6 @@ __all__ = [
     "testing",
 ]
 
+load_where_torch_npu_imports()
 if native_torchair_available():
     import_torchair()

@@ -1,0 +1,67 @@
+"""The twin's launcher never takes Python down and never narrows a value silently: huge block_dim,
+values beyond their C type, tensors it cannot address, and thread start failures become TwinError."""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+import torch
+
+from airfuse import twin
+
+
+def test_a_block_dim_above_the_core_count_runs_in_waves():
+    x, y = torch.randn(3, 5000), torch.randn(3, 5000)
+    launch = twin.add(x, y, block_dim=5000)
+    torch.testing.assert_close(launch.outputs[0], torch.ops.airfuse.add(x, y))
+
+
+@pytest.mark.parametrize("block_dim", [2**32 + 5, -1, 2**64])
+def test_values_beyond_their_c_type_are_refused_not_wrapped(block_dim):
+    x = torch.randn(2, 8)
+    with pytest.raises(twin.TwinError, match=rf"argument 2 is {block_dim}, outside the c_uint"):
+        twin.add(x, x, block_dim=block_dim)
+
+
+def test_the_launcher_refuses_block_dim_beyond_the_limit():
+    x = torch.randn(2, 8)
+    tile = twin.tiling("add", twin.DEFAULT_CHIP, x.numel(), twin.GE_DTYPE[x.dtype], 0)
+    tile.block_dim = 70000
+    with pytest.raises(twin.TwinError, match=r"block_dim 70000 outside 1\.\.65535"):
+        twin.launch("airfuse_add__float32", [("x", x), ("y", x), ("z", torch.empty_like(x)), ("workspace", None)], tile)
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: torch.randn(8, 2).t(), lambda: torch.randn(1, 8).expand(2, 8)], ids=["transposed", "expanded"]
+)
+def test_the_low_level_launcher_refuses_tensors_it_cannot_address(make):
+    x = make()
+    tile = twin.tiling("add", twin.DEFAULT_CHIP, x.numel(), twin.GE_DTYPE[x.dtype], 0)
+    out = torch.empty(2, 8)
+    with pytest.raises(twin.TwinError, match=r"GM argument x must be contiguous \(shape \[2, 8\]"):
+        twin.launch("airfuse_add__float32", [("x", x), ("y", out), ("z", out), ("workspace", None)], tile)
+
+
+def test_a_thread_that_cannot_start_is_a_twin_error_not_an_abort():
+    """With the address space capped just above what the process uses, thread stacks cannot be
+    mapped: the launch reports it and the process goes on."""
+    script = textwrap.dedent(
+        """
+        import resource, torch
+        from airfuse import twin
+        x = torch.randn(64, 4096)
+        twin.add(x, x)  # warm: library loaded, one launch done
+        used = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (used + (64 << 20), resource.RLIM_INFINITY))
+        try:
+            twin.add(x, x, block_dim=48)
+        except twin.TwinError as error:
+            print("TwinError:", error)
+        print("alive")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "TwinError: could not start a thread for block" in result.stdout
+    assert result.stdout.rstrip().endswith("alive")
