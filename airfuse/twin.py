@@ -13,6 +13,7 @@ import contextlib
 import ctypes
 import functools
 import math
+import operator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from .ops import ALL_OPS
 
 DEFAULT_LIB = Path(__file__).resolve().parent.parent / "build" / "libairfuse_twin.so"
 DEFAULT_CHIP = "Ascend910B2"
+MAX_BLOCK_DIM = 65535  # the largest block_dim a launch takes (CANN's limit)
 
 # ge::DataType codes, as op_host's tiling core takes them.
 GE_DTYPE = {torch.float32: 0, torch.float16: 1, torch.bfloat16: 27}
@@ -75,9 +77,29 @@ def tiling(kind: str, chip: str, *args) -> Tiling:
     block_dim, workspace = ctypes.c_uint32(), ctypes.c_uint64()
     err = ctypes.create_string_buffer(_ERR_LEN)
     fn = getattr(lib, f"twin_tiling_{kind}")
+    _check_fits(f"twin tiling {kind}", args, fn.argtypes[1 : 1 + len(args)])
     if fn(chip.encode(), *args, data, ctypes.byref(block_dim), ctypes.byref(workspace), err, _ERR_LEN):
         raise TwinError(err.value.decode())
     return Tiling(data, block_dim.value, workspace.value)
+
+
+_INT_RANGE = {ctypes.c_uint32: (0, 2**32 - 1), ctypes.c_uint64: (0, 2**64 - 1), ctypes.c_int32: (-(2**31), 2**31 - 1)}
+
+
+def _check_fits(what: str, values, c_types):
+    """ctypes wraps an int that does not fit its C type (2**32 + 5 becomes 5): refuse it instead."""
+    for index, (value, c_type) in enumerate(zip(values, c_types, strict=True)):
+        low, high = _INT_RANGE.get(c_type, (None, None))
+        if low is not None and not (_is_integer(value) and low <= operator.index(value) <= high):
+            raise TwinError(f"{what}: argument {index} is {value!r}, outside the {c_type.__name__} range {low}..{high}")
+
+
+def _is_integer(value) -> bool:
+    try:
+        operator.index(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _dtype_suffix(*dtypes) -> str:
@@ -93,6 +115,12 @@ def launch(symbol: str, gm: list[tuple[str, torch.Tensor | None]], tile: Tiling,
         fn = ctypes.cast(getattr(fn_lib or lib, symbol), ctypes.c_void_p)
     except AttributeError:
         raise TwinError(f"the twin has no kernel {symbol}") from None
+    if not 1 <= tile.block_dim <= MAX_BLOCK_DIM:
+        raise TwinError(f"{symbol}: block_dim {tile.block_dim} outside 1..{MAX_BLOCK_DIM}")
+    for name, t in gm:
+        # The kernel reads numel() elements from data_ptr(): only a dense tensor holds them there.
+        if t is not None and not t.is_contiguous():
+            raise TwinError(f"{symbol}: GM argument {name} must be contiguous (shape {list(t.shape)}, strides {list(t.stride())})")
     names = [n for n, _ in gm] + ["tiling"]
     ptrs = [t.data_ptr() if t is not None and t.numel() else None for _, t in gm] + [ctypes.addressof(tile.data)]
     sizes = [t.numel() * t.element_size() if t is not None else 0 for _, t in gm] + [ctypes.sizeof(tile.data)]

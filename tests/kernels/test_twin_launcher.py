@@ -1,6 +1,7 @@
 """The twin's launcher never takes Python down and never narrows a value silently: huge block_dim,
 values beyond their C type, tensors it cannot address, and thread start failures become TwinError."""
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -12,9 +13,14 @@ from airfuse import twin
 
 
 def test_a_block_dim_above_the_core_count_runs_in_waves():
+    """The low-level launcher takes any block_dim the hardware takes; blocks past the tiling's cores
+    have no elements, as on the NPU when block_dim exceeds what the tiling used."""
     x, y = torch.randn(3, 5000), torch.randn(3, 5000)
-    launch = twin.add(x, y, block_dim=5000)
-    torch.testing.assert_close(launch.outputs[0], torch.ops.airfuse.add(x, y))
+    tile = twin.tiling("add", twin.DEFAULT_CHIP, x.numel(), twin.GE_DTYPE[x.dtype], 0)
+    tile.block_dim = 5000
+    z = torch.empty_like(x)
+    twin.launch("airfuse_add__float32", [("x", x), ("y", y), ("z", z), ("workspace", None)], tile)
+    torch.testing.assert_close(z, torch.ops.airfuse.add(x, y))
 
 
 @pytest.mark.parametrize("block_dim", [2**32 + 5, -1, 2**64])
@@ -43,14 +49,20 @@ def test_the_low_level_launcher_refuses_tensors_it_cannot_address(make):
         twin.launch("airfuse_add__float32", [("x", x), ("y", out), ("z", out), ("workspace", None)], tile)
 
 
-def test_a_thread_that_cannot_start_is_a_twin_error_not_an_abort():
-    """With the address space capped just above what the process uses, thread stacks cannot be
-    mapped: the launch reports it and the process goes on."""
+@pytest.mark.parametrize(
+    "rows, message",
+    [(48 * 4, r"could not start a thread for block \d+ of 48"), (64 * 256, r"the twin could not run the launch: std::bad_alloc")],
+    ids=["thread-stacks", "memory"],
+)
+def test_thread_and_memory_failures_are_twin_errors_not_aborts(rows, message):
+    """With the address space capped 64 MB above what the process uses, a small launch runs out
+    at its threads' stacks and a larger one at the twin's own memory: both are reported and the
+    process goes on."""
     script = textwrap.dedent(
-        """
+        f"""
         import resource, torch
         from airfuse import twin
-        x = torch.randn(64, 4096)
+        x = torch.randn({rows}, 64)
         twin.add(x, x)  # warm: library loaded, one launch done
         used = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
         resource.setrlimit(resource.RLIMIT_AS, (used + (64 << 20), resource.RLIM_INFINITY))
@@ -63,5 +75,5 @@ def test_a_thread_that_cannot_start_is_a_twin_error_not_an_abort():
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "TwinError: could not start a thread for block" in result.stdout
+    assert re.search("TwinError: " + message, result.stdout), result.stdout
     assert result.stdout.rstrip().endswith("alive")

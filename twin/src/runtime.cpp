@@ -433,9 +433,10 @@ void CopyErr(char* err, int len, const std::string& s) {
 
 }  // namespace
 
-extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim, int nargs, uint8_t** args,
-                           const uint64_t* sizes, const char** names, int countOnly, uint64_t* bytesRead, uint64_t* bytesWritten,
-                           char* err, int errLen) {
+namespace {
+
+int Launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim, int nargs, uint8_t** args, const uint64_t* sizes,
+           const char** names, int countOnly, uint64_t* bytesRead, uint64_t* bytesWritten, char* err, int errLen) {
     using namespace twin;
     const Chip* chip = airfuse::FindChip(soc);
     if (!chip) return CopyErr(err, errLen, Fmt("unknown chip '%s'", soc)), 1;
@@ -488,6 +489,8 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
             msg = ex.what();
         }
         tCore = nullptr;
+        std::vector<uint8_t>().swap(c.ub);  // only the counters outlive the block
+        decltype(c.sync.ub)().swap(c.sync.ub);
         std::lock_guard<std::mutex> lk(barrier.m);
         barrier.done[b] = 1;
         if (!msg.empty()) {
@@ -497,9 +500,26 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
         }
         barrier.cv.notify_all();
     };
-    std::vector<std::thread> threads;
-    for (uint32_t b = 0; b < blockDim; ++b) threads.emplace_back(run, b);
-    for (auto& t : threads) t.join();
+    // Blocks run in waves of one per vector core, as the hardware schedules a block_dim above the
+    // core count: thread count and UB memory stay bounded (a SyncAll then fails, as it must).
+    uint32_t wave = std::max<uint32_t>(1, std::min<uint32_t>(blockDim, chip->vectorCores));
+    for (uint32_t first = 0; first < blockDim && firstErr.empty(); first += wave) {
+        std::vector<std::thread> threads;
+        std::string startErr;
+        for (uint32_t b = first; b < std::min<uint32_t>(blockDim, first + wave); ++b) {
+            try {
+                threads.emplace_back(run, b);
+            } catch (const std::exception& ex) {  // std::system_error, or bad_alloc growing the list
+                startErr = Fmt("could not start a thread for block %u of %u: %s", b, blockDim, ex.what());
+                std::lock_guard<std::mutex> lk(barrier.m);
+                barrier.aborted = true;  // started blocks waiting in SyncAll give up
+                barrier.cv.notify_all();
+                break;
+            }
+        }
+        for (auto& t : threads) t.join();
+        if (!startErr.empty()) firstErr = startErr;
+    }
     gBarrier = nullptr;
     *bytesRead = *bytesWritten = 0;
     for (const Core& c : cores) {
@@ -509,6 +529,20 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
     }
     if (!firstErr.empty()) return CopyErr(err, errLen, firstErr), 1;
     return 0;
+}
+
+}  // namespace
+
+// Nothing escapes into the caller's process: memory and thread failures are launch errors too.
+extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim, int nargs, uint8_t** args,
+                           const uint64_t* sizes, const char** names, int countOnly, uint64_t* bytesRead, uint64_t* bytesWritten,
+                           char* err, int errLen) {
+    try {
+        return Launch(fn, kernel, soc, blockDim, nargs, args, sizes, names, countOnly, bytesRead, bytesWritten, err, errLen);
+    } catch (const std::exception& ex) {
+        twin::gBarrier = nullptr;
+        return CopyErr(err, errLen, twin::Fmt("the twin could not run the launch: %s", ex.what())), 1;
+    }
 }
 
 // Mutation test: the SetFlag (with the WaitFlag that consumes it) or PipeBarrier called at

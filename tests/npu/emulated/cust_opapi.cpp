@@ -54,8 +54,6 @@ struct Chip {
     uint64_t ubBytes;
 };
 const Chip kChips[] = {{"Ascend910B2", 1, 48, 196352}, {"Ascend310P3", 2, 8, 253952}};
-// CANN's system workspace on these chips, which op_host's tiling adds (adapter_common.h).
-constexpr uint64_t kSystemWorkspace = 16u << 20;
 
 struct Executor {
     const OpSpec* spec;
@@ -188,14 +186,6 @@ std::string KernelSymbol(const Executor& ex) {
     return s;
 }
 
-// The GM address the kernel receives as `workspace`. On the NPU it is the workspace base and the
-// kernel's GetUserWorkspace skips the system part; the twin's GetUserWorkspace does not skip it
-// (twin/include/twin/pipe.h), so the user part is passed. The one place to adapt if the twin models it.
-uint8_t* KernelWorkspace(uint8_t* base, uint64_t& size) {
-    size -= kSystemWorkspace;
-    return size ? base + kSystemWorkspace : nullptr;
-}
-
 aclnnStatus Run(const OpSpec& spec, void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
     const std::string op = spec.irType;
     auto* ex = reinterpret_cast<Executor*>(executor);
@@ -242,9 +232,10 @@ aclnnStatus Run(const OpSpec& spec, void* workspace, uint64_t workspaceSize, acl
         sizes.push_back(Bytes(ex->tensors[i]));
         names.push_back(i < spec.inputs.size() ? spec.inputs[i] : spec.outputs[i - spec.inputs.size()]);
     }
-    uint64_t userWorkspace = ex->workspace;
-    args.push_back(KernelWorkspace(static_cast<uint8_t*>(workspace), userWorkspace));
-    sizes.push_back(userWorkspace);
+    // The whole workspace, as on the NPU: the twin keeps its system part from the kernel
+    // (GetUserWorkspace skips it).
+    args.push_back(static_cast<uint8_t*>(workspace));
+    sizes.push_back(ex->workspace);
     names.push_back("workspace");
     args.push_back(ex->tiling.data());
     sizes.push_back(ex->tiling.size());
