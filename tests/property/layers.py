@@ -5,6 +5,9 @@ None where the layer does not take the combination (float64 exists only on the C
 """
 
 import functools
+import importlib.util
+import sys
+from pathlib import Path
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensorMode
@@ -13,6 +16,14 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 import airfuse
 from airfuse import twin
 from airfuse.opdef import IR_FLOAT_DTYPES
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "npu"))
+import emulated_npu  # noqa: E402  (tests/npu: the emulated NPU)
+
+REAL_NPU = importlib.util.find_spec("torch_npu") is not None
+if not REAL_NPU:
+    # Before any backward of the session (tests/npu/conftest.py says why); a no-op if not built.
+    emulated_npu.register_device()
 
 
 def _call(op, inputs):
@@ -52,16 +63,22 @@ def compiled(op, inputs):
         return _compiled(op.name)(*args)
 
 
-def twin_runs(op) -> bool:
-    """Whether the twin has a launcher for ``op`` (test_cross_layer checks this against kernels/)."""
-    return hasattr(twin, op.name)
-
-
 def on_twin(op, inputs):
     """The Ascend C kernel on the CPU twin, with op_host's tiling."""
-    if not _ir_dtypes_only(inputs) or not twin_runs(op):
+    if not _ir_dtypes_only(inputs):
         return None
     return getattr(twin, op.name)(*(inputs[p.name] for p in op.inputs), *(inputs[a.name] for a in op.attrs)).outputs
 
 
-LAYERS = {"eager": eager, "compiled": compiled, "twin": on_twin}
+def on_npu(op, inputs):
+    """The "npu" eager kernel: the real device where torch_npu is installed, else the emulated NPU
+    of tests/npu (binding -> aclnn ABI -> op_host tiling -> the kernel on the twin)."""
+    if not _ir_dtypes_only(inputs):
+        return None
+    if not REAL_NPU:
+        emulated_npu.load()
+    on_device = {k: v.to("npu") if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+    return tuple(o.cpu() for o in _call(op, on_device))
+
+
+LAYERS = {"eager": eager, "compiled": compiled, "twin": on_twin, "npu": on_npu}

@@ -1,10 +1,11 @@
 """Cross-layer properties of every op in the op definitions, against float64 references.
 
 For random shapes, every dtype combination of the op definition and attrs, each layer (eager CPU
-kernel, fake impl, TorchAir-compiled through the offline GE executor, Ascend C kernel on the twin)
-must agree with an independent float64 reference within the output dtype's tolerance, and the
-fake impl must predict every output's shape and dtype. Each (op, layer) is one test, so the twin
-layer of an op the twin has no kernel for yet is a visible skip. CI runs a few examples per op;
+kernel, fake impl, TorchAir-compiled through the offline GE executor, Ascend C kernel on the twin,
+the "npu" eager kernel through the binding — the emulated NPU here) must agree with an independent
+float64 reference within the output dtype's tolerance, and the fake impl must predict every
+output's shape and dtype. Each (op, layer) is one test, so the twin and npu layers of an op with
+no Ascend C kernel yet are visible skips. CI runs a few examples per op;
 `make fuzz` runs AIRFUSE_PROPERTY_EXAMPLES (1000) per op.
 """
 
@@ -18,7 +19,7 @@ from hypothesis import strategies as st
 
 from airfuse import twin
 from airfuse.ops import ALL_OPS
-from layers import LAYERS, fake, twin_runs
+from layers import LAYERS, fake
 from op_cases import CASES
 from reference import TOLERANCES
 
@@ -40,7 +41,7 @@ def test_every_op_has_a_case():
 def test_the_twin_layer_runs_every_op_with_a_kernel():
     kernels = Path(__file__).resolve().parents[2] / "kernels"
     with_kernel = {name for name, op in ALL_OPS.items() if (kernels / f"{op.ir_base_name}.cpp").exists()}
-    assert {name for name, op in ALL_OPS.items() if twin_runs(op)} == with_kernel
+    assert {name for name in ALL_OPS if twin.has_kernel(name)} == with_kernel
 
 
 @st.composite
@@ -54,8 +55,8 @@ def _inputs(draw, op):
 @pytest.mark.parametrize("op_name", sorted(ALL_OPS))
 def test_layer_agrees_with_the_float64_reference(op_name, layer):
     op = ALL_OPS[op_name]
-    if layer == "twin" and not twin.has_kernel(op_name):
-        pytest.skip(f"airfuse.twin has no Ascend C kernel for {op_name} yet")
+    if layer in ("twin", "npu") and not twin.has_kernel(op_name):
+        pytest.skip(f"{op_name} has no Ascend C kernel yet, so neither the twin nor the NPU package runs it")
     run = LAYERS[layer]
 
     @_SETTINGS
