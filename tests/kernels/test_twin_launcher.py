@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 import torch
 
@@ -77,3 +78,22 @@ def test_thread_and_memory_failures_are_twin_errors_not_aborts(rows, message):
     assert result.returncode == 0, result.stderr[-2000:]
     assert re.search("TwinError: " + message, result.stdout), result.stdout
     assert result.stdout.rstrip().endswith("alive")
+
+
+@pytest.mark.parametrize("epsilon", [np.float64(1e-5), np.float32(1e-5), 1e-5], ids=["np.float64", "np.float32", "float"])
+def test_numpy_epsilons_are_taken_as_the_numbers_they_are(epsilon):
+    x, gamma = torch.randn(4, 64), torch.rand(64) + 0.5
+    y, _ = twin.rms_norm(x, gamma, epsilon).outputs
+    torch.testing.assert_close(y, torch.ops.airfuse.rms_norm(x, gamma, float(epsilon))[0], rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize(
+    "epsilon, error, message",
+    [(True, TypeError, r"epsilon must be a float, got bool"), (torch.tensor(1e-6), TypeError, r"epsilon must be a float, got Tensor"),
+     (1e300, ValueError, r"epsilon must be a finite float32 number")],
+    ids=["bool", "tensor", "beyond-float32"],
+)
+def test_epsilons_the_ir_cannot_hold_are_refused(epsilon, error, message):
+    x = torch.randn(4, 64)
+    with pytest.raises(error, match=r"airfuse\.rms_norm: " + message):
+        twin.rms_norm(x, torch.ones(64), epsilon)
