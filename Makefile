@@ -7,13 +7,17 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.airfuse-installed
 
-.PHONY: test demo setup clean
+.PHONY: test demo fuzz setup clean
 
 test: setup twin
 	$(PY) -m pytest -q tests
 
 demo: setup
 	$(PY) examples/demo.py
+
+# The cross-layer property harness (tests/property) with 1,000 examples per op; `make test` runs a few.
+fuzz: setup twin
+	AIRFUSE_PROPERTY_EXAMPLES=1000 $(PY) -m pytest -q tests/property
 
 # The CPU twin of the Ascend C kernels (build/libairfuse_twin.so); incremental after the first run.
 .PHONY: twin

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 NAMESPACE = "airfuse"
@@ -35,6 +36,12 @@ _SCHEMA_TYPE_OF_ATTR = {"Float": "float", "Int": "int", "Bool": "bool", "Str": "
 # dtype, for gradcheck); the IR and the NPU kernels do not.
 IR_FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 REFERENCE_DTYPE = torch.float64
+
+
+def compute_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype kernels compute in: float32 for the IR dtypes (rounded once to the output's), as
+    the NPU kernels do, and float64 for the float64 reference dtype."""
+    return REFERENCE_DTYPE if dtype == REFERENCE_DTYPE else torch.float32
 
 
 def _camel(name: str) -> str:
@@ -142,6 +149,7 @@ class OpDefinition:
         combination; return the matching combination (which also gives the output dtypes)."""
         chosen = {}
         for name in self.tensor_args:
+            check_is_tensor(self, name, tensors[name])
             dtype = tensors[name].dtype
             allowed = self.allowed_dtypes(name, chosen, reference=reference)
             given = ", ".join(f"{k}={dtype_name(v)}" for k, v in chosen.items())
@@ -184,16 +192,50 @@ def _same_default(schema_default, ir_default) -> bool:
     return schema_default == ir_default
 
 
-def check_attr_float(op: OpDefinition, name: str, value, *, minimum: float = 0.0):
-    """Attrs such as epsilon: a finite real number >= ``minimum`` (NaN and inf are refused)."""
+def check_is_tensor(op: OpDefinition, name: str, value):
+    # Anything with a torch dtype: tensors, fake tensors, and the converters' dtype-only views of GE tensors.
     torch._check_type(
-        isinstance(value, (int, float)) and not isinstance(value, bool),
+        isinstance(getattr(value, "dtype", None), torch.dtype),
+        lambda: f"{op.public_name}: {name} must be a Tensor, got {type(value).__name__}",
+    )
+
+
+# The largest float32: a GE / NPU Float attr is float32, so a larger magnitude would become inf.
+_FLOAT32_MAX = float(torch.finfo(torch.float32).max)
+
+
+def check_attr_float(op: OpDefinition, name: str, value, *, minimum: float = 0.0):
+    """Attrs such as epsilon: a real number >= ``minimum`` that is finite as a float32 (the IR's
+    Float). Python and numpy bools are refused (True is not an epsilon); numpy floats and ints are
+    taken as the numbers they are. Eager calls through ``torch.ops`` never reach this with a bool
+    or a 0-d tensor: PyTorch's argument parser has already turned them into a float."""
+    torch._check_type(
+        isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)),
         lambda: f"{op.public_name}: {name} must be a float, got {type(value).__name__}",
     )
+    number = float(value)
     torch._check_value(
-        math.isfinite(value) and value >= minimum,
-        lambda: f"{op.public_name}: {name} must be a finite number >= {minimum}, got {value}",
+        math.isfinite(number) and number >= minimum and abs(number) <= _FLOAT32_MAX,
+        lambda: f"{op.public_name}: {name} must be a finite float32 number >= {minimum:g}, got {number}",
     )
+
+
+def check_attr_int(op: OpDefinition, name: str, value):
+    """Int attrs such as dim: a Python or numpy integer, not a bool."""
+    torch._check_type(
+        isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)),
+        lambda: f"{op.public_name}: {name} must be an int, got {type(value).__name__}",
+    )
+
+
+def check_same_shape(op: OpDefinition, tensors: dict):
+    """Elementwise ops stream their inputs once on the NPU: shapes must match, no broadcasting."""
+    first_name, first = next(iter(tensors.items()))
+    for name, tensor in tensors.items():
+        torch._check(
+            tensor.shape == first.shape,
+            lambda: f"{op.public_name}: {name} must have {first_name}'s shape {list(first.shape)}, got {list(tensor.shape)} (no broadcasting)",
+        )
 
 
 def check_same_device(op: OpDefinition, tensors: dict):

@@ -51,9 +51,11 @@ def _import_offline():
     if not fetch.is_fetched():
         raise RuntimeError(
             "airfuse: TorchAir is not installed (no NPU environment) and offline TorchAir is not in the "
-            f"cache {fetch.torchair_root()}. Run `python -m airfuse.offline` once (or `make test`), "
+            f"cache {fetch.install_root()}. Run `python -m airfuse.offline` once (or `make test`), "
             f"or set {fetch.CACHE_ENV} to a cache that has it."
         )
+    # A damaged cache would otherwise fail later as an ImportError or a GE graph internal error.
+    fetch.verify("python")
     sys.modules[native_module.MODULE_NAME] = native_module.build()
     sys.path.insert(0, str(fetch.torchair_root()))
     with warnings.catch_warnings():

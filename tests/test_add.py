@@ -53,8 +53,9 @@ def test_captured_as_one_node():
         (lambda: (torch.randn(2, 8), torch.randn(2, 8, dtype=torch.float16)), TypeError, r"y has dtype float16 with x=float32; expected one of float32"),
         (lambda: (torch.ones(2, dtype=torch.int64), torch.ones(2, dtype=torch.int64)), TypeError, r"x has dtype int64"),
         (lambda: (torch.randn(0, 3), torch.randn(0, 3)), RuntimeError, r"x is empty"),
+        (lambda: (torch.randn(2, 8), None), TypeError, r"y must be a Tensor, got NoneType"),
     ],
-    ids=["shape", "dtype-mix", "int", "empty"],
+    ids=["shape", "dtype-mix", "int", "empty", "none-y"],
 )
 def test_bad_input(make_args, error, message):
     x, y = make_args()

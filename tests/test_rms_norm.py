@@ -121,9 +121,12 @@ BAD_INPUTS = [
     pytest.param(lambda: (torch.randn(2, 8, dtype=torch.float16), torch.randn(8, dtype=torch.bfloat16), 1e-6), TypeError, r"gamma has dtype bfloat16 with x=float16; expected one of float16, float32", id="gamma-dtype"),
     pytest.param(lambda: (torch.tensor(1.0), torch.randn(1), 1e-6), RuntimeError, r"x must have at least 1 dimension", id="0-d-x"),
     pytest.param(lambda: (torch.randn(0, 8), torch.randn(8), 1e-6), RuntimeError, r"x is empty", id="empty-x"),
-    pytest.param(lambda: (torch.randn(2, 8), torch.randn(8), -1e-6), ValueError, r"epsilon must be a finite number >= 0", id="negative-epsilon"),
-    pytest.param(lambda: (torch.randn(2, 8), torch.randn(8), float("nan")), ValueError, r"epsilon must be a finite number", id="nan-epsilon"),
-    pytest.param(lambda: (torch.randn(2, 8), torch.randn(8), float("inf")), ValueError, r"epsilon must be a finite number", id="inf-epsilon"),
+    pytest.param(lambda: (torch.randn(2, 8), torch.randn(8), -1e-6), ValueError, r"epsilon must be a finite float32 number >= 0", id="negative-epsilon"),
+    pytest.param(lambda: (torch.randn(2, 8), torch.randn(8), float("nan")), ValueError, r"epsilon must be a finite float32 number", id="nan-epsilon"),
+    pytest.param(lambda: (torch.randn(2, 8), torch.randn(8), float("inf")), ValueError, r"epsilon must be a finite float32 number", id="inf-epsilon"),
+    pytest.param(lambda: (torch.randn(2, 8), torch.randn(8), 1e300), ValueError, r"epsilon must be a finite float32 number >= 0, got 1e\+300", id="epsilon-beyond-float32"),
+    pytest.param(lambda: (torch.randn(2, 8), None, 1e-6), TypeError, r"gamma must be a Tensor, got NoneType", id="none-gamma"),
+    pytest.param(lambda: (None, torch.randn(8), 1e-6), TypeError, r"x must be a Tensor, got NoneType", id="none-x"),
 ]
 
 
@@ -150,8 +153,23 @@ def test_bad_input_to_backward_is_refused():
         rms_norm_backward(torch.randn(2, 8), x, rstd.view(1, 2), gamma)
     with pytest.raises(TypeError, match=r"airfuse\.rms_norm_backward: rstd has dtype float16"):
         rms_norm_backward(torch.randn(2, 8), x, rstd.half(), gamma)
+    with pytest.raises(TypeError, match=r"airfuse\.rms_norm_backward: rstd must be a Tensor, got NoneType"):
+        rms_norm_backward(torch.randn(2, 8), x, None, gamma)
 
 
 def test_device_mismatch_is_refused():
     with pytest.raises(RuntimeError, match=r"airfuse\.rms_norm: gamma is on meta but x is on cpu"):
         rms_norm(torch.randn(2, 8), torch.empty(8, device="meta"))
+
+
+@pytest.mark.parametrize("scale, epsilon", [(1e20, 1e-6), (1e-30, 0.0)], ids=["x-squared-overflows", "x-squared-underflows"])
+def test_float32_range_limits_behave_as_torch(scale, epsilon):
+    """Decided and documented (README): when x² leaves float32's range, airfuse gives what
+    F.rms_norm gives (y ±0 on overflow, ±inf on underflow with epsilon 0) rather than raising;
+    the statistics are float32 by contract, as on the NPU."""
+    x = torch.randn(4, 16) * scale
+    gamma = torch.randn(16)
+    y, _ = rms_norm(x, gamma, epsilon)
+    expected = torch.nn.functional.rms_norm(x, [16], gamma, epsilon)
+    torch.testing.assert_close(y, expected, equal_nan=True, rtol=0, atol=0)
+    assert not y.isfinite().all() or (y == 0).all()

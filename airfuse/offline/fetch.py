@@ -1,14 +1,26 @@
-"""Obtain TorchAir's Python package without installing torch_npu.
+"""Obtain TorchAir's Python package and torch_npu's build SDK without installing torch_npu.
 
-TorchAir ships inside the torch_npu wheel. Installing that wheel on a machine without CANN breaks
+Both ship inside the torch_npu wheel. Installing that wheel on a machine without CANN breaks
 ``import torch``, so instead the pinned wheel is downloaded (no dependencies), checked against its
-sha256, and only ``torch_npu/dynamo/torchair/**.py`` is extracted into a cache outside the
-repository. Nothing of TorchAir is committed to airfuse.
+sha256, and only what airfuse needs is extracted into a cache outside the repository:
 
-    python -m airfuse.offline        # once per machine; later runs download nothing
+- ``python/torchair/**.py``: TorchAir's Python code (``torch_npu/dynamo/torchair``);
+- ``sdk/include/**`` and ``sdk/lib/libtorch_npu.so``: the headers and the library an NPU eager
+  binding compiles and links against (``torch_npu/include``, ``torch_npu/lib``).
+
+The cache directory carries a manifest (every file with its size and sha256), written last and
+moved into place with the whole directory in one rename, so a cache either matches its manifest or
+is reported, with the command that repairs it. Fetching holds a file lock, so concurrent fetches
+wait for each other instead of racing. Nothing of torch_npu is committed to airfuse.
+
+    python -m airfuse.offline            # once per machine; later runs only verify
+    python -m airfuse.offline --repair   # download and extract again
 """
 
+import contextlib
+import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -18,44 +30,110 @@ import zipfile
 from pathlib import Path
 
 TORCH_NPU_VERSION = "2.13.0"
-# The wheel is platform-specific only for its native modules, which are not extracted; pinning
-# one platform makes the download (and so the sha256) the same on every host.
+# One platform is pinned so the download (and so the sha256) is the same on every host; the
+# extracted Python and headers are platform-independent, libtorch_npu.so is only linked against.
 WHEEL_NAME = f"torch_npu-{TORCH_NPU_VERSION}-cp311-cp311-manylinux_2_28_x86_64.whl"
 WHEEL_SHA256 = "0deb809cf447d3fce636ccfdc9c9f874950f1fe76f18f4aaab31e2d345f7dac0"
-_TORCHAIR_IN_WHEEL = "torch_npu/dynamo/torchair/"
-_COMPLETE_MARKER = ".complete"
 
 CACHE_ENV = "AIRFUSE_CACHE_DIR"
+MANIFEST = "manifest.json"
+REPAIR_COMMAND = "python -m airfuse.offline --repair"
+
+# Directory in the cache -> (wheel member prefix, which members under it are taken).
+MEMBERS = {
+    "python/torchair": ("torch_npu/dynamo/torchair/", lambda name: name.endswith(".py")),
+    "sdk/include": ("torch_npu/include/", lambda name: not name.endswith("/")),
+    "sdk/lib": ("torch_npu/lib/", lambda name: name.endswith("/libtorch_npu.so")),
+}
+
+
+class CacheError(RuntimeError):
+    """The offline cache is missing, incomplete, corrupt or cannot be written."""
 
 
 def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "airfuse")
 
 
+def install_root() -> Path:
+    """The cache directory of the pinned wheel: python/, sdk/ and the manifest."""
+    return cache_dir() / f"torch_npu-{TORCH_NPU_VERSION}"
+
+
 def torchair_root() -> Path:
     """The directory to put on sys.path: it holds the package ``torchair``."""
-    return cache_dir() / f"torchair-{TORCH_NPU_VERSION}"
+    return install_root() / "python"
+
+
+def torch_npu_sdk_root() -> Path:
+    """The directory holding ``include/`` (torch_npu's headers) and ``lib/libtorch_npu.so``."""
+    return install_root() / "sdk"
 
 
 def is_fetched() -> bool:
-    return (torchair_root() / _COMPLETE_MARKER).is_file()
+    """True when a fetch completed (its manifest exists); ``verify`` checks the files."""
+    return (install_root() / MANIFEST).is_file()
 
 
-def fetch(*, quiet: bool = False) -> Path:
-    """Download and extract TorchAir once; return the directory holding ``torchair``."""
-    root = torchair_root()
-    if is_fetched():
-        return root
-    with tempfile.TemporaryDirectory(prefix="airfuse-wheel-") as tmp:
-        wheel = _download_wheel(Path(tmp), quiet=quiet)
-        staging = Path(tmp) / "staging"
-        _extract_torchair(wheel, staging)
-        if root.exists():
-            shutil.rmtree(root)
-        root.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(staging), str(root))
-    (root / _COMPLETE_MARKER).write_text(f"{WHEEL_NAME} {WHEEL_SHA256}\n")
+def verify(*dirs: str) -> None:
+    """Check the cached files under ``dirs`` (e.g. ``"python"``; all when none is given) against
+    the manifest; raise CacheError naming the cache, what differs and the repair command."""
+    root = install_root()
+    if not is_fetched():
+        raise CacheError(f"airfuse: offline cache {root} is missing or incomplete (no {MANIFEST}); run `{REPAIR_COMMAND}`")
+    try:
+        files = json.loads((root / MANIFEST).read_text())["files"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise CacheError(f"airfuse: offline cache manifest {root / MANIFEST} is unreadable ({err}); run `{REPAIR_COMMAND}`") from None
+    problems = []
+    for rel, (size, digest) in files.items():
+        if dirs and rel.split("/", 1)[0] not in dirs:
+            continue
+        path = root / rel
+        if not path.is_file():
+            problems.append(f"{rel}: missing")
+        elif path.stat().st_size != size:
+            problems.append(f"{rel}: {path.stat().st_size} bytes, expected {size}")
+        elif _sha256(path) != digest:
+            problems.append(f"{rel}: content differs from the manifest")
+    if problems:
+        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+        raise CacheError(f"airfuse: offline cache {root} does not match its manifest ({shown}); run `{REPAIR_COMMAND}`")
+
+
+def fetch(*, repair: bool = False, quiet: bool = False) -> Path:
+    """Make the cache hold the pinned wheel's parts, downloading once; return ``install_root()``.
+
+    An existing cache is verified (CacheError if it does not match its manifest) unless
+    ``repair`` asks to download and replace it."""
+    root = install_root()
+    with _exclusive_lock():
+        if is_fetched() and not repair:
+            verify()
+            return root
+        with tempfile.TemporaryDirectory(prefix=".fetch-", dir=cache_dir()) as tmp:
+            wheel = _download_wheel(Path(tmp), quiet=quiet)
+            staging = Path(tmp) / "staging"
+            _extract(wheel, staging)
+            _replace(staging, root, Path(tmp) / "previous")
     return root
+
+
+@contextlib.contextmanager
+def _exclusive_lock():
+    """Serialise fetches across processes; fails before any download if the cache is unwritable."""
+    directory = cache_dir()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        lock = open(directory / ".lock", "a")
+    except OSError as err:
+        raise CacheError(
+            f"airfuse: cannot write the offline cache directory {directory} ({err.strerror or err}); "
+            f"set {CACHE_ENV} to a writable directory"
+        ) from None
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _download_wheel(dest: Path, *, quiet: bool) -> Path:
@@ -70,19 +148,44 @@ def _download_wheel(dest: Path, *, quiet: bool) -> Path:
     wheel = dest / WHEEL_NAME
     if result.returncode != 0 or not wheel.is_file():
         detail = (result.stderr or "")[-2000:] if quiet else ""
-        raise RuntimeError(f"airfuse: could not download {WHEEL_NAME} with pip (exit {result.returncode}). {detail}")
-    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        raise CacheError(f"airfuse: could not download {WHEEL_NAME} with pip (exit {result.returncode}). {detail}")
+    digest = _sha256(wheel)
     if digest != WHEEL_SHA256:
-        raise RuntimeError(f"airfuse: {WHEEL_NAME} has sha256 {digest}, expected {WHEEL_SHA256}; refusing to use it")
+        raise CacheError(f"airfuse: {WHEEL_NAME} has sha256 {digest}, expected {WHEEL_SHA256}; refusing to use it")
     return wheel
 
 
-def _extract_torchair(wheel: Path, staging: Path):
+def _extract(wheel: Path, staging: Path):
+    """Write each part's members under ``staging`` and, last, the manifest describing them."""
+    files = {}
     with zipfile.ZipFile(wheel) as archive:
-        members = [n for n in archive.namelist() if n.startswith(_TORCHAIR_IN_WHEEL) and n.endswith(".py")]
-        if not members:
-            raise RuntimeError(f"airfuse: {WHEEL_NAME} holds no {_TORCHAIR_IN_WHEEL}")
-        for name in members:
-            target = staging / "torchair" / name[len(_TORCHAIR_IN_WHEEL):]
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(archive.read(name))
+        names = archive.namelist()
+        for directory, (prefix, wanted) in MEMBERS.items():
+            members = [n for n in names if n.startswith(prefix) and wanted(n)]
+            if not members:
+                raise CacheError(f"airfuse: {wheel.name} holds none of the files expected under {prefix}")
+            for name in members:
+                rel = f"{directory}/{name[len(prefix):]}"
+                data = archive.read(name)
+                target = staging / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+                files[rel] = (len(data), hashlib.sha256(data).hexdigest())
+    manifest = {"wheel": WHEEL_NAME, "sha256": WHEEL_SHA256, "files": files}
+    (staging / MANIFEST).write_text(json.dumps(manifest, indent=0, sort_keys=True))
+
+
+def _replace(staging: Path, root: Path, previous: Path):
+    # The new tree is complete before it appears, and appears in one rename (same file system).
+    if root.exists():
+        root.rename(previous)
+    staging.rename(root)
+    shutil.rmtree(previous, ignore_errors=True)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

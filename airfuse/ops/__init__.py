@@ -4,7 +4,13 @@ Importing a module defines its ops as ``torch.ops.airfuse.*``.
 """
 
 from .add import ADD
+from .add_rms_norm import ADD_RMS_NORM
 from .rms_norm import RMS_NORM, RMS_NORM_BACKWARD
+from .silu_mul import SILU_MUL, SILU_MUL_BACKWARD
+from .swiglu import SWIGLU, SWIGLU_BACKWARD
 
-ALL_OPS = {op.name: op for op in (RMS_NORM, RMS_NORM_BACKWARD, ADD)}
+ALL_OPS = {
+    op.name: op
+    for op in (RMS_NORM, RMS_NORM_BACKWARD, ADD, ADD_RMS_NORM, SILU_MUL, SILU_MUL_BACKWARD, SWIGLU, SWIGLU_BACKWARD)
+}
 OPS_BY_IR_TYPE = {op.ir_type: op for op in ALL_OPS.values()}

@@ -7,7 +7,7 @@ Half and bfloat16 are added in float32 and rounded once, as the NPU kernel does.
 import torch
 
 from .._library import define
-from ..opdef import IR_FLOAT_DTYPES, REFERENCE_DTYPE, IrParam, OpDefinition, check_not_empty, check_same_device
+from ..opdef import IR_FLOAT_DTYPES, IrParam, OpDefinition, compute_dtype, check_not_empty, check_same_device, check_same_shape
 
 ADD = OpDefinition(
     name="add",
@@ -22,17 +22,14 @@ ADD = OpDefinition(
 def check_add(x, y) -> dict:
     combo = ADD.check_input_dtypes({"x": x, "y": y})
     check_same_device(ADD, {"x": x, "y": y})
-    torch._check(
-        x.shape == y.shape,
-        lambda: f"{ADD.public_name}: y must have x's shape {list(x.shape)}, got {list(y.shape)} (no broadcasting)",
-    )
+    check_same_shape(ADD, {"x": x, "y": y})
     check_not_empty(ADD, {"x": x})
     return combo
 
 
 def add_cpu(x, y):
     combo = check_add(x, y)
-    acc = REFERENCE_DTYPE if x.dtype == REFERENCE_DTYPE else torch.float32
+    acc = compute_dtype(x.dtype)
     return (x.contiguous().to(acc) + y.contiguous().to(acc)).to(combo["z"])
 
 

@@ -10,10 +10,10 @@ import torch
 from .._library import define
 from ..opdef import (
     IR_FLOAT_DTYPES,
-    REFERENCE_DTYPE,
     IrAttr,
     IrParam,
     OpDefinition,
+    compute_dtype,
     check_attr_float,
     check_not_empty,
     check_same_device,
@@ -48,7 +48,7 @@ RMS_NORM_BACKWARD = OpDefinition(
 )
 
 
-def _check_gamma(op, x, gamma):
+def check_gamma(op, x, gamma):
     torch._check(x.dim() >= 1, lambda: f"{op.public_name}: x must have at least 1 dimension, got a 0-d tensor")
     torch._check(
         gamma.dim() == 1 and gamma.shape[0] == x.shape[-1],
@@ -60,7 +60,7 @@ def check_rms_norm(x, gamma, epsilon) -> dict:
     """Validate rms_norm's inputs (eager and fake); return the dtype combination they select."""
     combo = RMS_NORM.check_input_dtypes({"x": x, "gamma": gamma})
     check_same_device(RMS_NORM, {"x": x, "gamma": gamma})
-    _check_gamma(RMS_NORM, x, gamma)
+    check_gamma(RMS_NORM, x, gamma)
     check_not_empty(RMS_NORM, {"x": x})
     check_attr_float(RMS_NORM, "epsilon", epsilon)
     return combo
@@ -71,7 +71,7 @@ def check_rms_norm_backward(dy, x, rstd, gamma) -> dict:
     tensors = {"dy": dy, "x": x, "rstd": rstd, "gamma": gamma}
     combo = op.check_input_dtypes(tensors)
     check_same_device(op, tensors)
-    _check_gamma(op, x, gamma)
+    check_gamma(op, x, gamma)
     torch._check(
         dy.shape == x.shape,
         lambda: f"{op.public_name}: dy must have x's shape {list(x.shape)}, got {list(dy.shape)}",
@@ -84,22 +84,22 @@ def check_rms_norm_backward(dy, x, rstd, gamma) -> dict:
     return combo
 
 
-def _accumulation_dtype(dtype):
-    return REFERENCE_DTYPE if dtype == REFERENCE_DTYPE else _F32
+def rms_norm_math(x, gamma, epsilon):
+    """(y, rstd) in the accumulation dtype, without checks: shared with add_rms_norm."""
+    xf = x.contiguous().to(compute_dtype(x.dtype))
+    rstd = torch.rsqrt(xf.square().mean(-1, keepdim=True) + epsilon)
+    return xf * rstd * gamma.to(xf.dtype), rstd
 
 
 def rms_norm_cpu(x, gamma, epsilon=1e-6):
     combo = check_rms_norm(x, gamma, epsilon)
-    acc = _accumulation_dtype(x.dtype)
-    xf = x.contiguous().to(acc)
-    rstd = torch.rsqrt(xf.square().mean(-1, keepdim=True) + epsilon)
-    y = xf * rstd * gamma.to(acc)
+    y, rstd = rms_norm_math(x, gamma, epsilon)
     return y.to(combo["y"]), rstd.to(combo["rstd"])
 
 
 def rms_norm_backward_cpu(dy, x, rstd, gamma):
     combo = check_rms_norm_backward(dy, x, rstd, gamma)
-    acc = _accumulation_dtype(x.dtype)
+    acc = compute_dtype(x.dtype)
     xf, dyf = x.contiguous().to(acc), dy.contiguous().to(acc)
     r = rstd.to(acc)
     xhat = xf * r

@@ -1,6 +1,7 @@
 """Converters, called directly inside a GE graph: wiring from the op definitions, and refusals of
 what the IR cannot express."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -89,3 +90,17 @@ def test_float64_model_fails_to_capture_naming_the_ir():
     x, gamma = torch.randn(2, 8, dtype=torch.float64), torch.randn(8, dtype=torch.float64)
     with pytest.raises(Exception, match=r"AirfuseRmsNorm \(GE IR\) cannot express this call"):
         airfuse.capture_ge_graph(lambda a, b: torch.ops.airfuse.rms_norm(a, b)[0], x, gamma)
+
+
+def test_attrs_are_checked_as_the_ir_sees_them(ge):
+    x, gamma = ge.data(0, ge.DataType.DT_FLOAT, [2, 8]), ge.data(1, ge.DataType.DT_FLOAT, [8])
+    with pytest.raises(ValueError, match=r"airfuse\.rms_norm: epsilon must be a finite float32 number"):
+        ge.call(_converter("rms_norm"), x, gamma, 1e300)
+    y, _ = ge.call(_converter("rms_norm"), x, gamma, np.float64(1e-5))
+    assert y.node.attr["epsilon"].f == pytest.approx(1e-5)
+
+
+def test_a_missing_input_is_refused_by_the_converter(ge):
+    x = ge.data(0, ge.DataType.DT_FLOAT, [2, 8])
+    with pytest.raises(TypeError, match=r"AirfuseRmsNorm: input gamma of airfuse\.rms_norm must be a tensor, got NoneType"):
+        ge.call(_converter("rms_norm"), x, None, 1e-6)
