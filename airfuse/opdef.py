@@ -62,11 +62,13 @@ class IrParam:
 
 @dataclass(frozen=True)
 class IrAttr:
-    """An IR attribute: its name, GE attr type (``torchair.ge.attr`` builder name) and default."""
+    """An IR attribute: its name, GE attr type (``torchair.ge.attr`` builder name) and default.
+    ``choices`` lists every value a Str attr may take (e.g. rope's modes); the op refuses others."""
 
     name: str
     ge_type: str
     default: object
+    choices: tuple = ()
 
     @property
     def vt(self) -> str:
@@ -176,6 +178,8 @@ class OpDefinition:
                 raise AssertionError(f"{self.qualname}: attr {attr.name} is {arg.type} in the schema, IR says {attr.ge_type}")
             if not _same_default(arg.default_value, attr.default):
                 raise AssertionError(f"{self.qualname}: attr {attr.name} default {arg.default_value} != IR {attr.default}")
+            if (attr.ge_type == "Str") != bool(attr.choices) or (attr.choices and attr.default not in attr.choices):
+                raise AssertionError(f"{self.qualname}: attr {attr.name} must list its choices (Str attrs only), default included")
         if [r.name for r in parsed.returns] != [p.name for p in self.outputs]:
             raise AssertionError(f"{self.qualname}: schema returns {[r.name for r in parsed.returns]} != IR outputs")
 
@@ -236,6 +240,16 @@ def check_same_shape(op: OpDefinition, tensors: dict):
             tensor.shape == first.shape,
             lambda: f"{op.public_name}: {name} must have {first_name}'s shape {list(first.shape)}, got {list(tensor.shape)} (no broadcasting)",
         )
+
+
+def check_attr_choice(op: OpDefinition, name: str, value):
+    """Str attrs such as rope's mode: one of the values the op definition lists for them."""
+    [attr] = [a for a in op.attrs if a.name == name]
+    torch._check_type(isinstance(value, str), lambda: f"{op.public_name}: {name} must be a str, got {type(value).__name__}")
+    torch._check_value(
+        value in attr.choices,
+        lambda: f"{op.public_name}: {name} must be one of {', '.join(map(repr, attr.choices))}, got {value!r}",
+    )
 
 
 def check_same_device(op: OpDefinition, tensors: dict):

@@ -104,6 +104,12 @@ def launch(symbol: str, gm: list[tuple[str, torch.Tensor | None]], tile: Tiling,
     return read.value, written.value
 
 
+def has_kernel(op_name: str) -> bool:
+    """Whether op ``op_name`` runs on the twin, i.e. has a launcher here named after it (an op
+    whose Ascend C kernel is not written yet has none)."""
+    return op_name in ALL_OPS and callable(globals().get(op_name))
+
+
 def _contiguous(op, tensors: dict):
     for name, t in tensors.items():
         torch._check(t.device.type == "cpu", lambda: f"{op.public_name}: {name} must be a CPU tensor for the twin")

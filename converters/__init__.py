@@ -6,7 +6,7 @@ Installed as ``airfuse.converters``. The modules import torchair, so they are im
 
 import importlib
 
-_MODULES = ("add", "add_rms_norm", "rms_norm", "silu_mul", "swiglu")
+_MODULES = ("add", "add_rms_norm", "gelu", "rms_norm", "rope", "silu_mul", "swiglu")
 
 
 def register_all():

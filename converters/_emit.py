@@ -2,7 +2,8 @@
 
 Every converter goes through ``emit_ir``: input and attr names must be the IR's, in IR order;
 attrs must be compile-time constants (a symbolic value arrives as a graph tensor and cannot be a
-GE attr); input dtypes must be a combination the IR supports (CPU-only float64 is refused here).
+GE attr) and values the IR takes (a Float finite as a float32, a Str among its choices); input
+dtypes must be a combination the IR supports (CPU-only float64 is refused here).
 """
 
 import math
@@ -11,7 +12,7 @@ import numpy as np
 from torchair import ge
 
 from airfuse.ge_dtypes import ge_dtype_to_torch
-from airfuse.opdef import OpDefinition, check_attr_float, check_attr_int
+from airfuse.opdef import OpDefinition, check_attr_choice, check_attr_float, check_attr_int
 
 
 class _DtypeOnly:
@@ -45,6 +46,8 @@ def emit_ir(op: OpDefinition, *, inputs: dict, attrs: dict):
             check_attr_float(op, attr.name, value, minimum=-math.inf)
         elif attr.ge_type == "Int":
             check_attr_int(op, attr.name, value)
+        if attr.choices:
+            check_attr_choice(op, attr.name, value)
     try:
         op.check_input_dtypes({n: _DtypeOnly(t, op, n) for n, t in inputs.items()}, reference=False)
     except TypeError as error:

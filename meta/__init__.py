@@ -3,4 +3,4 @@
 Installed as ``airfuse.meta`` (setup.py maps this top-level folder into the package).
 """
 
-from . import add, add_rms_norm, rms_norm, silu_mul, swiglu  # noqa: F401
+from . import add, add_rms_norm, gelu, rms_norm, rope, silu_mul, swiglu  # noqa: F401

@@ -24,3 +24,31 @@ def rms_norm_grads_reference(dy, x, gamma, epsilon):
     y, _ = rms_norm_reference(x64, g64, epsilon)
     y.backward(dy.double())
     return x64.grad, g64.grad
+
+
+def rope_reference(x, cos, sin, mode):
+    """y[j] = x[j] cos[j] + sign[j] x[partner[j]] sin[j], element by element: each element's rotation
+    partner is D/2 away (half) or its pair neighbour (interleave), negated in the pair's first slot."""
+    d = x.shape[-1]
+    j = torch.arange(d)
+    if mode == "half":
+        partner, first = (j + d // 2) % d, j < d // 2
+    else:
+        partner, first = j ^ 1, j % 2 == 0
+    sign = torch.where(first, -1.0, 1.0).double()
+    x64 = x.double()
+    return x64 * cos.double() + sign * x64[..., partner] * sin.double()
+
+
+def rope_backward_reference(dy, cos, sin, mode):
+    """float64 autograd of rope_reference with respect to x."""
+    x64 = torch.zeros(dy.shape, dtype=torch.float64, requires_grad=True)
+    rope_reference(x64, cos, sin, mode).backward(dy.double())
+    return x64.grad
+
+
+def gelu_backward_reference(dy, x, approximate):
+    """float64 autograd of torch.nn.functional.gelu."""
+    x64 = x.detach().double().requires_grad_()
+    torch.nn.functional.gelu(x64, approximate=approximate).backward(dy.double())
+    return x64.grad

@@ -17,6 +17,8 @@ def test_names_follow_the_naming_rules():
     assert names["rms_norm"] == ("AirfuseRmsNorm", "aclnnAirfuseRmsNorm", "airfuse_rms_norm")
     assert names["rms_norm_backward"] == ("AirfuseRmsNormGrad", "aclnnAirfuseRmsNormGrad", "airfuse_rms_norm_grad")
     assert names["add"] == ("AirfuseAdd", "aclnnAirfuseAdd", "airfuse_add")
+    assert names["rope_backward"] == ("AirfuseRopeGrad", "aclnnAirfuseRopeGrad", "airfuse_rope_grad")
+    assert names["gelu_backward"] == ("AirfuseGeluGrad", "aclnnAirfuseGeluGrad", "airfuse_gelu_grad")
     assert set(OPS_BY_IR_TYPE) == {op.ir_type for op in OPS}
 
 
@@ -77,6 +79,9 @@ def _definition(**changes):
         (dict(schema="(Tensor x, int alpha=1) -> Tensor out"), "attr alpha is int"),
         (dict(schema="(Tensor x, float alpha=1.0) -> Tensor y"), "returns"),
         (dict(dtype_combos=({"x": torch.float32},)), "dtype combination"),
+        (dict(schema='(Tensor x, str alpha="a") -> Tensor out', attrs=(IrAttr("alpha", "Str", "a"),)), "must list its choices"),
+        (dict(schema='(Tensor x, str alpha="a") -> Tensor out', attrs=(IrAttr("alpha", "Str", "a", choices=("b",)),)), "default included"),
+        (dict(attrs=(IrAttr("alpha", "Float", 1.0, choices=(1.0,)),)), "Str attrs only"),
     ],
 )
 def test_definitions_that_disagree_with_their_schema_are_refused(changes, message):

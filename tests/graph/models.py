@@ -2,8 +2,9 @@
 
 ``LlamaBlock`` is one LLaMA decoder layer (RMSNorm written out, rotate-half RoPE, grouped-query
 attention as matmul + causal mask + softmax, SiLU-gated MLP); ``rms_norm="airfuse"`` swaps its
-RMSNorm for ``torch.ops.airfuse.rms_norm``. ``Gpt2Mlp`` is GPT-2's MLP with tanh GELU and
-``Elementwise`` a plain pointwise graph.
+RMSNorm for ``torch.ops.airfuse.rms_norm``, ``rope="airfuse"`` its RoPE on q and k for
+``torch.ops.airfuse.rope``. ``Gpt2Mlp`` is GPT-2's MLP with tanh GELU (``gelu="airfuse"``:
+``torch.ops.airfuse.gelu``) and ``Elementwise`` a plain pointwise graph.
 """
 
 import math
@@ -41,12 +42,17 @@ def rope_cos_sin(seq_len, head_dim, dtype, base=10000.0):
     return emb.cos().to(dtype), emb.sin().to(dtype)
 
 
+def _fused(model, name, choice):
+    if choice not in ("unfused", "airfuse"):
+        raise ValueError(f"{model}: {name} must be 'unfused' or 'airfuse', got {choice!r}")
+    return choice == "airfuse"
+
+
 class LlamaBlock(nn.Module):
-    def __init__(self, hidden=64, heads=4, kv_heads=2, intermediate=128, rms_norm="unfused"):
+    def __init__(self, hidden=64, heads=4, kv_heads=2, intermediate=128, rms_norm="unfused", rope="unfused"):
         super().__init__()
-        if rms_norm not in ("unfused", "airfuse"):
-            raise ValueError(f"LlamaBlock: rms_norm must be 'unfused' or 'airfuse', got {rms_norm!r}")
-        fused = rms_norm == "airfuse"
+        fused = _fused("LlamaBlock", "rms_norm", rms_norm)
+        self.fused_rope = _fused("LlamaBlock", "rope", rope)
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, hidden // heads
         self.input_norm = RmsNorm(hidden, fused=fused)
         self.post_norm = RmsNorm(hidden, fused=fused)
@@ -63,8 +69,14 @@ class LlamaBlock(nn.Module):
         q = self.q_proj(x).view(batch, seq, self.heads, self.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(batch, seq, self.kv_heads, self.head_dim).transpose(1, 2)
         v = self.v_proj(x).view(batch, seq, self.kv_heads, self.head_dim).transpose(1, 2)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
+        if self.fused_rope:
+            # airfuse.rope takes tables of q's rank: [S, D] broadcast over batch and heads.
+            cos, sin = cos[None, None], sin[None, None]
+            q = torch.ops.airfuse.rope(q, cos, sin, "half")
+            k = torch.ops.airfuse.rope(k, cos, sin, "half")
+        else:
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
         groups = self.heads // self.kv_heads
         k = k.repeat_interleave(groups, dim=1)
         v = v.repeat_interleave(groups, dim=1)
@@ -82,13 +94,16 @@ class LlamaBlock(nn.Module):
 
 
 class Gpt2Mlp(nn.Module):
-    def __init__(self, hidden=64, intermediate=256):
+    def __init__(self, hidden=64, intermediate=256, gelu="unfused"):
         super().__init__()
         self.c_fc = nn.Linear(hidden, intermediate)
         self.c_proj = nn.Linear(intermediate, hidden)
+        self.fused_gelu = _fused("Gpt2Mlp", "gelu", gelu)
 
     def forward(self, x):
-        return self.c_proj(F.gelu(self.c_fc(x), approximate="tanh"))
+        h = self.c_fc(x)
+        h = torch.ops.airfuse.gelu(h, "tanh") if self.fused_gelu else F.gelu(h, approximate="tanh")
+        return self.c_proj(h)
 
 
 class Elementwise(nn.Module):

@@ -16,8 +16,9 @@ REL_TOL = {torch.float32: 2e-5, torch.float16: 4e-3, torch.bfloat16: 3e-2}
 SEQ_LENS = (5, 8, 11)
 MODELS = {
     "llama": lambda: LlamaBlock(),
-    "llama_airfuse": lambda: LlamaBlock(rms_norm="airfuse"),
+    "llama_airfuse": lambda: LlamaBlock(rms_norm="airfuse", rope="airfuse"),
     "gpt2_mlp": Gpt2Mlp,
+    "gpt2_mlp_airfuse": lambda: Gpt2Mlp(gelu="airfuse"),
     "elementwise": Elementwise,
 }
 
@@ -187,3 +188,28 @@ def test_swapped_rms_norm_backward_converter_inputs_are_detected():
     finally:
         restore()
         torch._dynamo.reset()
+
+
+def test_swapped_rope_converter_tables_are_detected():
+    """cos and sin have one shape and dtype: only the numbers can show them swapped."""
+    from airfuse.converters._emit import emit_ir
+    from airfuse.ops.rope import ROPE
+
+    def rope_fn(x, cos, sin):
+        return torch.ops.airfuse.rope(x, cos, sin, "interleave") * 2
+
+    def swapped(x, cos, sin, mode="half"):
+        return emit_ir(ROPE, inputs={"x": x, "cos": sin, "sin": cos}, attrs={"mode": mode})
+
+    x, cos, sin = torch.randn(2, 4, 8), torch.randn(1, 4, 8), torch.randn(1, 4, 8)
+    eager = rope_fn(x, cos, sin)
+    torch.testing.assert_close(torch.compile(rope_fn, backend=airfuse.get_npu_backend(), fullgraph=True)(x, cos, sin), eager)
+    restore = _swap_converter(torch.ops.airfuse.rope.default, lambda: swapped)
+    try:
+        torch._dynamo.reset()
+        wrong = torch.compile(rope_fn, backend=airfuse.get_npu_backend(), fullgraph=True)(x, cos, sin)
+    finally:
+        restore()
+        torch._dynamo.reset()
+    with pytest.raises(AssertionError, match="Mismatched elements"):
+        torch.testing.assert_close(wrong, eager)

@@ -104,3 +104,18 @@ def test_a_missing_input_is_refused_by_the_converter(ge):
     x = ge.data(0, ge.DataType.DT_FLOAT, [2, 8])
     with pytest.raises(TypeError, match=r"AirfuseRmsNorm: input gamma of airfuse\.rms_norm must be a tensor, got NoneType"):
         ge.call(_converter("rms_norm"), x, None, 1e-6)
+
+
+def test_str_attrs_are_emitted_and_checked_against_their_choices(ge):
+    x = ge.data(0, ge.DataType.DT_BF16, [2, 4, 8])
+    cos, sin = ge.data(1, ge.DataType.DT_FLOAT, [1, 4, 8]), ge.data(2, ge.DataType.DT_FLOAT, [1, 4, 8])
+    y = ge.call(_converter("rope"), x, cos, sin, "interleave")
+    assert y.node.type == "AirfuseRope"
+    assert [d.name for d in y.node.input_desc] == ["x", "cos", "sin"]
+    assert y.node.attr["mode"].s == b"interleave"
+    with pytest.raises(ValueError, match=r"airfuse\.rope: mode must be one of 'half', 'interleave', got 'full'"):
+        ge.call(_converter("rope"), x, cos, sin, "full")
+    with pytest.raises(TypeError, match=r"airfuse\.gelu: approximate must be a str, got int"):
+        ge.call(_converter("gelu"), x, 1)
+    dx = ge.call(_converter("gelu_backward"), x, x, "none")
+    assert dx.node.type == "AirfuseGeluGrad" and dx.node.attr["approximate"].s == b"none"

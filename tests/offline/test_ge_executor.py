@@ -199,6 +199,23 @@ def test_airfuse_kernel_errors_name_the_node():
         run_graph(_rms_norm_graph(x, gamma, 1e-6), x, gamma)
 
 
+def test_airfuse_str_attrs_reach_the_kernel():
+    x = rand(4, 16)
+    graph = build_graph(
+        lambda t: torchair.ge.custom_op("AirfuseGelu", inputs={"x": t}, outputs=["y"], attrs={"approximate": torchair.ge.attr.Str("none")}),
+        x,
+    )
+    [y] = run_graph(graph, x)
+    assert torch.equal(y, torch.ops.airfuse.gelu(x, "none")) and not torch.equal(y, torch.ops.airfuse.gelu(x, "tanh"))
+    [node] = [op for op in graph.op if op.type == "AirfuseGelu"]
+    node.attr["approximate"].s = b"erf"
+    with pytest.raises(GeExecutionError, match=r"node 'AirfuseGelu'.*approximate must be one of 'tanh', 'none', got 'erf'"):
+        run_graph(graph, x)
+    node.attr["approximate"].i = 1
+    with pytest.raises(GeExecutionError, match="attr approximate is i, expected s"):
+        run_graph(graph, x)
+
+
 def _serialized(graph):
     model = ge_ir_pb2.ModelDef()
     model.graph.add().CopyFrom(graph)

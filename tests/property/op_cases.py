@@ -11,7 +11,9 @@ from typing import Callable
 import torch
 from hypothesis import strategies as st
 
-from reference import rms_norm_reference
+from airfuse.ops.gelu import APPROXIMATIONS
+from airfuse.ops.rope import MODES
+from reference import gelu_backward_reference, rms_norm_reference, rope_backward_reference, rope_reference
 
 # Magnitudes of x: small, unit and large values keep float32 accumulation and rounding honest.
 _SCALES = (1e-2, 1.0, 1e2)
@@ -124,6 +126,29 @@ def _swiglu_backward_sample(draw, combo, generator):
     forward = _swiglu_sample(draw, {"x": combo["x"]}, generator)
     x, dim = forward["x"], forward["dim"]
     return {"dy": _tensor(_swiglu_reference(x, dim)[0].shape, combo["dy"], generator), **forward}
+def _rope_sample(draw, combo, generator, rotated="x"):
+    leading = draw(st.lists(st.integers(1, 5), min_size=0, max_size=3))
+    shape = [*leading, draw(st.sampled_from([2, 6, 64, 128]))]
+    # Position tables broadcast: each leading dim is x's or 1.
+    table_shape = [draw(st.sampled_from([d, 1])) for d in leading] + shape[-1:]
+    return {
+        rotated: _tensor(shape, combo[rotated], generator, scale=draw(st.sampled_from(_SCALES))),
+        "cos": _tensor(table_shape, combo["cos"], generator),
+        "sin": _tensor(table_shape, combo["sin"], generator),
+        "mode": draw(st.sampled_from(MODES)),
+    }
+
+
+def _gelu_sample(draw, combo, generator):
+    shape = draw(st.lists(st.integers(1, 9), min_size=0, max_size=3)) + [draw(st.sampled_from([1, 7, 128, 1000]))]
+    # Scale 1e2 reaches the saturated tails, 1e-2 the linear core.
+    return {"x": _tensor(shape, combo["x"], generator, scale=draw(st.sampled_from(_SCALES))),
+            "approximate": draw(st.sampled_from(APPROXIMATIONS))}
+
+
+def _gelu_backward_sample(draw, combo, generator):
+    forward = _gelu_sample(draw, combo, generator)
+    return {"dy": _tensor(forward["x"].shape, combo["dy"], generator), **forward}
 
 
 CASES = {
@@ -137,4 +162,9 @@ CASES = {
     "swiglu_backward": Case(
         _swiglu_backward_sample, lambda dy, x, dim: _float64_grads(lambda x: _swiglu_reference(x, dim)[0], dy, x)
     ),
+    "rope": Case(_rope_sample, lambda x, cos, sin, mode: (rope_reference(x, cos, sin, mode),)),
+    "rope_backward": Case(lambda draw, combo, generator: _rope_sample(draw, combo, generator, rotated="dy"),
+                          lambda dy, cos, sin, mode: (rope_backward_reference(dy, cos, sin, mode),)),
+    "gelu": Case(_gelu_sample, lambda x, approximate: (torch.nn.functional.gelu(x.double(), approximate=approximate),)),
+    "gelu_backward": Case(_gelu_backward_sample, lambda dy, x, approximate: (gelu_backward_reference(dy, x, approximate),)),
 }
