@@ -15,5 +15,5 @@ setup(
     package_dir={"airfuse": "airfuse", "airfuse.meta": "meta", "airfuse.converters": "converters"},
     # torch is pinned to the release whose torch_npu wheel provides the pinned TorchAir.
     install_requires=["torch==2.13.0", "numpy", "protobuf>=3.13", "packaging"],
-    extras_require={"test": ["pytest", "hypothesis==6.170.15"]},
+    extras_require={"test": ["pytest", "hypothesis==6.170.15", "transformers==5.23.0"]},
 )

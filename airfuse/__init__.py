@@ -9,11 +9,12 @@ from . import ops
 from . import meta  # noqa: F401  (registers the fake impls)
 from . import modules, offline, testing  # public modules, usable as airfuse.<module> after `import airfuse`
 from .capture import GeCapture, GeNode, capture_ge_graph
+from .patching import patch
 from .torchair_env import default_decompositions, get_npu_backend, import_torchair, native_torchair_available
 
 __all__ = [
     "GeCapture", "GeNode", "capture_ge_graph", "default_decompositions", "get_npu_backend", "modules", "offline", "ops",
-    "testing",
+    "patch", "testing",
 ]
 
 if native_torchair_available():
