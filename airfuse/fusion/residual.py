@@ -12,16 +12,14 @@ from .patterns import accepts
 aten = torch.ops.aten
 airfuse = torch.ops.airfuse
 
-_EPSILON_DEFAULT = 1e-6  # rms_norm's schema default; make_fx leaves a default argument out
-
 
 def fuse_residual_adds(gm: torch.fx.GraphModule) -> int:
     graph = gm.graph
     order = {node: index for index, node in enumerate(graph.nodes)}
     fused = 0
     for norm in list(graph.find_nodes(op="call_function", target=airfuse.rms_norm.default)):
-        total, gamma = norm.args[:2]
-        epsilon = norm.args[2] if len(norm.args) > 2 else norm.kwargs.get("epsilon", _EPSILON_DEFAULT)
+        # make_fx leaves out an argument equal to its default: read them through the schema.
+        total, gamma, epsilon = norm.normalized_arguments(gm, normalize_to_only_use_kwargs=True).kwargs.values()
         if not _is_plain_add(total) or not _getitems_only(norm):
             continue
         x1, x2 = total.args
