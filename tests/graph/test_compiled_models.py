@@ -38,7 +38,8 @@ class CountingBackend:
 def _training_backend():
     # TorchAir 2.13 has no converter for aten.silu_backward (it raises NotImplementedError), so
     # training with F.silu needs it decomposed; every other op goes through TorchAir unchanged.
-    return airfuse.get_npu_backend(custom_decompositions=get_decompositions([torch.ops.aten.silu_backward]))
+    # fuse=False: these models test TorchAir's graphs as written (fusion: tests/fusion).
+    return airfuse.get_npu_backend(custom_decompositions=get_decompositions([torch.ops.aten.silu_backward]), fuse=False)
 
 
 def _inputs(name, seq, dtype):
@@ -98,7 +99,7 @@ def test_inference_equals_eager(name, dynamic):
     """No grad: Dynamo builds a forward-only graph, through ``airfuse.get_npu_backend()`` as is."""
     dtype = torch.bfloat16
     model = MODELS[name]().to(dtype).requires_grad_(False)
-    backend = CountingBackend(airfuse.get_npu_backend())
+    backend = CountingBackend(airfuse.get_npu_backend(fuse=False))
     compiled = torch.compile(model, backend=backend, fullgraph=True, dynamic=dynamic)
     first = None
     for seq in SEQ_LENS if dynamic else SEQ_LENS[:1]:
