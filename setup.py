@@ -15,5 +15,10 @@ setup(
     package_dir={"airfuse": "airfuse", "airfuse.meta": "meta", "airfuse.converters": "converters"},
     # torch is pinned to the release whose torch_npu wheel provides the pinned TorchAir.
     install_requires=["torch==2.13.0", "numpy", "protobuf>=3.13", "packaging"],
-    extras_require={"test": ["pytest", "hypothesis==6.170.15", "transformers==5.23.0"]},
+    # transformers: the real models of the tests and the demo; graphviz renders GE graphs (the
+    # text form needs nothing, the pictures also need Graphviz's `dot` program).
+    extras_require={
+        "test": ["pytest", "hypothesis==6.170.15", "transformers==5.23.0", "graphviz==0.21"],
+        "demo": ["transformers==5.23.0", "graphviz==0.21"],
+    },
 )

@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 from google.protobuf import text_format
 
+from . import ge_accounting, ge_dot
 from .torchair_env import get_npu_backend, import_torchair
 
 
@@ -47,6 +48,26 @@ class GeCapture:
 
     def nodes(self, op_type: str) -> list:
         return [_to_node(op) for graph in self.graphs for op in graph.op if op.type == op_type]
+
+    def node_counts(self) -> collections.Counter:
+        """Nodes by kind: data, const, output (graph structure), matmul (matmuls and attention),
+        airfuse (airfuse's fused ops) and other (the remaining compute nodes)."""
+        return ge_accounting.node_counts(self.graphs)
+
+    def hbm_traffic(self) -> ge_accounting.HbmTraffic:
+        """Modeled HBM bytes if every GE op node read its inputs from and wrote its outputs to HBM,
+        per op type, with matmul/attention nodes apart (see ``airfuse.ge_accounting``). Needs a
+        static capture."""
+        return ge_accounting.hbm_traffic(self.graphs, "GeCapture.hbm_traffic")
+
+    def to_dot(self, consts=False) -> str:
+        """The graphs as Graphviz DOT text (see ``airfuse.ge_dot.to_dot``)."""
+        return ge_dot.to_dot(self.graphs, consts=consts)
+
+    def render(self, path, formats=("svg",), consts=False) -> list:
+        """Write the DOT text to ``path`` (suffix .dot) and, where Graphviz is installed, each of
+        ``formats`` (svg, png, ...) beside it; returns the paths written."""
+        return ge_dot.render(self.to_dot(consts=consts), path, formats)
 
     def to_pbtxt(self) -> str:
         return "\n".join(f"# GE graph {graph.name}\n{text_format.MessageToString(graph)}" for graph in self.graphs)

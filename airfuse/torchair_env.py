@@ -12,7 +12,7 @@ import warnings
 import torch
 from torch._decomp import get_decompositions
 
-from .offline import fetch, native_module
+from .offline import cpu_sdpa, fetch, native_module
 
 _state = {"torchair": None, "offline": False}
 
@@ -76,17 +76,17 @@ def default_decompositions() -> dict:
 
     - ``aten.silu_backward``: TorchAir 2.13 has no converter for it (training any SiLU model,
       Llama/Mistral/Qwen/..., fails without it), on an NPU host as offline.
-    - Offline only, ``aten._scaled_dot_product_flash_attention_for_cpu``: Dynamo traces
-      ``F.scaled_dot_product_attention`` on CPU tensors to it, and TorchAir has no converter. On an
-      NPU host torch_npu routes SDPA to its own kernels, so it never appears there; decomposing it
-      offline makes the graph matmul/softmax nodes where the NPU graph has a fused attention node.
+    - Offline only, ``aten._scaled_dot_product_flash_attention_for_cpu`` and its backward
+      (``airfuse.offline.cpu_sdpa``): Dynamo traces ``F.scaled_dot_product_attention`` on CPU
+      tensors to them, and TorchAir has no converters. On an NPU host torch_npu routes SDPA to its
+      own kernels, so they never appear there; offline the graph has matmul/softmax nodes where
+      the NPU graph has a fused attention node.
     """
     import_torchair()
-    aten = torch.ops.aten
-    ops = [aten.silu_backward]
+    table = get_decompositions([torch.ops.aten.silu_backward])
     if is_offline():
-        ops.append(aten._scaled_dot_product_flash_attention_for_cpu)
-    return get_decompositions(ops)
+        table.update(cpu_sdpa.decompositions())
+    return table
 
 
 def get_npu_backend(compiler_config=None, *, custom_decompositions=None, fuse=True):

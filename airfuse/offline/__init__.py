@@ -1,5 +1,7 @@
 """Offline TorchAir: TorchAir's real Python code on a machine without an NPU or CANN.
 
 ``fetch`` obtains TorchAir from the pinned torch_npu wheel; ``native_module`` stands in for the
-one native module TorchAir needs. ``airfuse.torchair_env`` decides when to use them.
+one native module TorchAir needs, and its graphs run in ``ge_executor`` (op semantics in
+``ge_ops``); ``cpu_sdpa`` decomposes the CPU SDPA ops TorchAir cannot convert.
+``airfuse.torchair_env`` decides when to use them.
 """

@@ -227,9 +227,10 @@ class GeExecutor:
             raise _refuse_missing(missing)
         self.consts = {node.name: _decode_const(node) for node in self.nodes if node.type == "Const"}
 
-    def run(self, inputs, assigned_outputs=(), output_dtypes=None):
+    def run(self, inputs, assigned_outputs=(), output_dtypes=None, observe=None):
         """Evaluate the graph on ``inputs``; results are written into the non-None tensors of
-        ``assigned_outputs`` (by output index) and those tensors returned in their place."""
+        ``assigned_outputs`` (by output index) and those tensors returned in their place.
+        ``observe(node, inputs, outputs)``, if given, sees every op node after it ran."""
         values = {}
         for node in self.nodes:
             if node.type == "Data":
@@ -239,7 +240,10 @@ class GeExecutor:
             elif node.type == "NetOutput":
                 results = [self._input(node, values, edge) for edge in node.edges]
             else:
-                values[node.name] = self._call(node, [self._input(node, values, edge) for edge in node.edges])
+                args = [self._input(node, values, edge) for edge in node.edges]
+                values[node.name] = self._call(node, args)
+                if observe is not None:
+                    observe(node, args, values[node.name])
         return self._finish(results, inputs, assigned_outputs, output_dtypes)
 
     @staticmethod

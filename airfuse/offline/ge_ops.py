@@ -158,11 +158,6 @@ def logical_not(node, x):
     return torch.logical_not(x)
 
 
-def _compare(fn):
-    # GE comparisons take one dtype for both inputs and broadcast; the result is bool.
-    return _binary(fn)
-
-
 def _logical(fn):
     def op(node, x1, x2):
         _check(x1.dtype == x2.dtype == torch.bool, f"x1, x2 must be bool, got {x1.dtype}, {x2.dtype}")
@@ -345,6 +340,8 @@ def nll_loss(node, x, target, weight):
     n, safe, w = _nll_weights(node, x, target, weight)
     picked = x.reshape(n, -1).gather(1, safe[:, None])[:, 0]
     losses = -w * picked
+    # The sum of the weights, for every reduction (aten's CPU kernel leaves it 0 for "none", where
+    # nothing reads it).
     total_weight = w.sum()
     if reduction == "none":
         return losses.reshape(target.shape), total_weight
@@ -449,11 +446,11 @@ def concat_v2(node, *inputs):
     *x, concat_dim = inputs
     _check(len(x) == node.int("N"), f"attr N is {node.int('N')} but {len(x)} tensors are concatenated")
     _same_dtype(**{f"x{i}": t for i, t in enumerate(x)})
-    # Empty inputs contribute nothing and their rank does not count: Hugging Face's KV cache starts
-    # as an empty 1-D tensor and is concatenated with 4-D states along dim -2.
-    parts = [t for t in x if t.numel() > 0] or [x[0]]
+    # An input of shape [0] is skipped, whatever the others' rank (as torch.cat does): Hugging
+    # Face's KV cache starts as one and is concatenated with 4-D states along dim -2.
+    parts = [t for t in x if t.shape != (0,)] or [x[0]]
     rank = parts[0].dim()
-    _check(all(t.dim() == rank for t in parts), f"non-empty inputs differ in rank: {[list(t.shape) for t in parts]}")
+    _check(all(t.dim() == rank for t in parts), f"inputs differ in rank: {[list(t.shape) for t in parts]}")
     return torch.cat(parts, _axis(_int(concat_dim, "concat_dim"), rank, "concat_dim"))
 
 
@@ -562,7 +559,7 @@ GE_OPS = {
     "Cos": _float_unary(torch.cos),
     "Cumsum": cumsum,
     "EmbeddingDenseGrad": embedding_dense_grad,
-    "Equal": _compare(torch.eq),
+    "Equal": _binary(torch.eq),
     "Exp": exp,
     "Fill": fill,
     "FloorMod": floor_mod,
@@ -570,12 +567,12 @@ GE_OPS = {
     "GatherV2": gather_v2,
     "Gelu": gelu,
     "GeluGrad": gelu_grad,
-    "Greater": _compare(torch.gt),
-    "GreaterEqual": _compare(torch.ge),
+    "Greater": _binary(torch.gt),
+    "GreaterEqual": _binary(torch.ge),
     "Identity": identity,
     "IndexByTensor": index_by_tensor,
-    "Less": _compare(torch.lt),
-    "LessEqual": _compare(torch.le),
+    "Less": _binary(torch.lt),
+    "LessEqual": _binary(torch.le),
     "LogSoftmaxGrad": log_softmax_grad,
     "LogSoftmaxV2": log_softmax_v2,
     "LogicalAnd": _logical(torch.logical_and),
@@ -591,7 +588,7 @@ GE_OPS = {
     "NLLLoss": nll_loss,
     "NLLLossGrad": nll_loss_grad,
     "Neg": _unary(torch.neg),
-    "NotEqual": _compare(torch.ne),
+    "NotEqual": _binary(torch.ne),
     "Pack": pack,
     "PadV3": pad_v3,
     "Pow": _binary(torch.pow),

@@ -4,7 +4,6 @@ with airfuse ops; and a converter that wires inputs wrong is caught by the numbe
 
 import pytest
 import torch
-from torch._decomp import get_decompositions
 
 import airfuse
 from models import Elementwise, Gpt2Mlp, LlamaBlock, rope_cos_sin
@@ -36,10 +35,9 @@ class CountingBackend:
 
 
 def _training_backend():
-    # TorchAir 2.13 has no converter for aten.silu_backward (it raises NotImplementedError), so
-    # training with F.silu needs it decomposed; every other op goes through TorchAir unchanged.
+    # The default decompositions include aten.silu_backward, which TorchAir 2.13 cannot convert.
     # fuse=False: these models test TorchAir's graphs as written (fusion: tests/fusion).
-    return airfuse.get_npu_backend(custom_decompositions=get_decompositions([torch.ops.aten.silu_backward]), fuse=False)
+    return airfuse.get_npu_backend(fuse=False)
 
 
 def _inputs(name, seq, dtype):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from airfuse.offline import native_module
-from airfuse.offline.ge_executor import GeExecutionError, GeExecutor
+from airfuse.offline.ge_executor import GeExecutionError, GeExecutor, UnsupportedGeOpsError
 from ge_graphs import DataType, GeGraph, build_graph, ge, ge_ir_pb2, rand, run_graph, run_op, torchair
 
 
@@ -143,6 +143,34 @@ def test_an_unknown_op_type_is_refused_when_the_graph_is_built():
         GeExecutor(graph)
     message = str(error.value)
     assert f"'{neg.name}'" in message and "Erfinv" in message and "airfuse/offline/ge_ops.py" in message
+
+
+def test_every_missing_op_type_is_named_in_one_message_with_its_origin():
+    graph = build_graph(lambda t: [ge.Neg(ge.Neg(t)), ge.Abs(t)], rand(2))
+    neg, neg_1, abs_ = [op for op in graph.op if op.type in ("Neg", "Abs")]
+    neg.type, neg_1.type, abs_.type = "Erfinv", "Erfinv", "Digamma"
+    neg.output_desc[0].attr["_fx_tensor_name"].s = b"erfinv-aten.erfinv.default.OUTPUT.0"
+    with pytest.raises(UnsupportedGeOpsError) as error:
+        GeExecutor(graph)
+    message = str(error.value)
+    assert "2 GE op type(s)" in message
+    assert f"Digamma: 1 node(s), e.g. '{abs_.name}'" in message
+    assert f"Erfinv: 2 node(s), e.g. '{neg.name}' from erfinv-aten.erfinv.default, '{neg_1.name}'" in message
+
+
+def test_missing_op_types_read_once_through_torchairs_error_wrapper():
+    """TorchAir re-raises compile() errors with the traceback (which repeats the message) appended."""
+    from torchair._utils.error_code import pretty_error_msg
+
+    graph = build_graph(ge.Neg, rand(2))
+    [neg] = [op for op in graph.op if op.type == "Neg"]
+    neg.type = "Erfinv"
+    with pytest.raises(UnsupportedGeOpsError) as original:
+        GeExecutor(graph)
+    with pytest.raises(UnsupportedGeOpsError) as wrapped:
+        pretty_error_msg(GeExecutor)(graph)
+    assert str(wrapped.value) == str(original.value)
+    assert wrapped.value.__suppress_context__  # the chained original would print the message again
 
 
 def test_an_attr_the_op_does_not_read_is_refused():

@@ -338,6 +338,9 @@ def test_concat_v2_skips_empty_inputs_of_any_rank():
     _close(out, torch.cat([empty, states], -2))
     with pytest.raises(GeExecutionError, match="differ in rank"):
         run_op(lambda x, y: ge.ConcatV2([x, y], ints([0]), N=2), rand(2), rand(2, 2))
+    # Empty inputs of another shape still count.
+    a, b = torch.empty(0, 3), torch.empty(0, 2)
+    _close(run_op(lambda x, y: ge.ConcatV2([x, y], ints([1]), N=2), a, b), torch.cat([a, b], 1))
 
 
 def test_pack_and_concat_refuse_mixed_dtypes():

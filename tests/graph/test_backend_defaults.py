@@ -1,0 +1,104 @@
+"""What a user meets on the way to compiling real models: the backend's default decompositions,
+capture_ge_graph's options and its example inputs, and TorchAir's import-time noise."""
+
+import subprocess
+import sys
+import textwrap
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import airfuse
+from airfuse.torchair_env import is_offline
+
+aten = torch.ops.aten
+
+
+def test_default_decompositions_cover_silu_backward_and_cpu_sdpa_offline():
+    table = airfuse.default_decompositions()
+    assert aten.silu_backward.default in table
+    cpu_sdpa = {aten._scaled_dot_product_flash_attention_for_cpu.default, aten._scaled_dot_product_flash_attention_for_cpu_backward.default}
+    assert cpu_sdpa <= table.keys() if is_offline() else not cpu_sdpa & table.keys()
+
+
+class SiluMlp(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = nn.Linear(16, 32)
+        self.down = nn.Linear(32, 16)
+
+    def forward(self, x):
+        return self.down(F.silu(self.up(x)))
+
+
+def _grads(model, run, x):
+    model.zero_grad(set_to_none=True)
+    run(x).pow(2).sum().backward()
+    return [p.grad for p in model.parameters()]
+
+
+def test_training_silu_needs_no_user_decompositions():
+    model, x = SiluMlp(), torch.randn(4, 16)
+    compiled = torch.compile(model, backend=airfuse.get_npu_backend(), fullgraph=True)
+    for got, want in zip(_grads(model, compiled, x), _grads(model, model, x), strict=True):
+        torch.testing.assert_close(got, want)
+
+
+def test_user_decompositions_win_over_the_defaults():
+    calls = []
+
+    def silu_backward(grad_output, x):
+        calls.append(x.shape)
+        sigmoid = torch.sigmoid(x)
+        return grad_output * sigmoid * (1 + x * (1 - sigmoid))
+
+    model, x = SiluMlp(), torch.randn(4, 16)
+    backend = airfuse.get_npu_backend(custom_decompositions={aten.silu_backward.default: silu_backward})
+    got = _grads(model, torch.compile(model, backend=backend, fullgraph=True), x)
+    assert calls, "the user's silu_backward decomposition was not used"
+    for g, want in zip(got, _grads(model, model, x), strict=True):
+        torch.testing.assert_close(g, want)
+
+
+def test_capture_takes_custom_decompositions_and_leaves_the_config_alone(torchair):
+    x = torch.randn(4, 8)
+    config = torchair.CompilerConfig()
+    plain = airfuse.capture_ge_graph(F.silu, x, compiler_config=config)
+    decomposed = airfuse.capture_ge_graph(
+        F.silu, x, compiler_config=config, custom_decompositions={aten.silu.default: lambda t: t * torch.sigmoid(t)}
+    )
+    assert plain.op_types()["Swish"] == 1
+    assert "Swish" not in decomposed.op_types() and decomposed.op_types()["Sigmoid"] == 1
+    fresh = torchair.CompilerConfig()
+    assert config.debug.run_eagerly.value == fresh.debug.run_eagerly.value
+    assert config.debug.graph_dump.type.value == fresh.debug.graph_dump.type.value
+
+
+def _data_shapes(capture):
+    return [tuple(node.output_shapes[0]) for node in capture.nodes("Data")]
+
+
+def test_capture_does_not_mark_its_example_inputs_dynamic():
+    model = SiluMlp()
+    x = torch.randn(4, 16, requires_grad=True)  # captures build the backward graph too
+    static_before = _data_shapes(airfuse.capture_ge_graph(model, x, dynamic=False))
+    airfuse.capture_ge_graph(model, x, dynamic=True)
+    static_after = _data_shapes(airfuse.capture_ge_graph(model, x, dynamic=False))
+    assert static_after == static_before and all(-1 not in shape for shape in static_after)
+
+
+def test_a_missing_converter_is_not_buried_in_torchair_import_warnings():
+    """TorchAir imports its torch_npu converters lazily, on the first op without a converter."""
+    script = textwrap.dedent(
+        """
+        import torch, airfuse
+        try:
+            torch.compile(lambda x: torch.histc(x, 4), backend=airfuse.get_npu_backend())(torch.rand(4))
+        except Exception as error:
+            print("raised", error)
+        """
+    )
+    result = subprocess.run([sys.executable, "-W", "default", "-c", script], capture_output=True, text=True, timeout=300)
+    assert "raised" in result.stdout and "histc" in result.stdout
+    assert "Failed to import torchair" not in result.stderr
