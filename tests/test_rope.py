@@ -30,8 +30,13 @@ def hf_rotate_half(x):
     return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
-def hf_rope(x, cos, sin):
-    return x * cos + hf_rotate_half(x) * sin
+def gptj_rotate_every_two(x):
+    """GPT-J's rotate_every_two: each (even, odd) pair becomes (-odd, even)."""
+    even, odd = x[..., 0::2], x[..., 1::2]
+    return torch.stack((-odd, even), dim=-1).flatten(-2)
+
+
+ROTATIONS = {"half": hf_rotate_half, "interleave": gptj_rotate_every_two}
 
 
 def meta_rope(x, pair_angles):
@@ -54,18 +59,22 @@ SHAPES = [
 ]
 
 
+@pytest.mark.parametrize("mode", ROTATIONS)
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
 @pytest.mark.parametrize("x_shape, table_shape", SHAPES, ids=str)
-def test_half_mode_matches_hugging_face(x_shape, table_shape, dtype):
-    # One position per table row (as with per-sequence position ids), in Hugging Face's layout.
+def test_matches_hugging_face_and_gpt_j_formulas(x_shape, table_shape, dtype, mode):
+    """x * cos + rotate(x) * sin with Hugging Face's rotate_half (half) or GPT-J's
+    rotate_every_two (interleave), tables in each family's layout, one position per table row."""
     head_dim = table_shape[-1]
-    angles = _angles(torch.Size(table_shape).numel() // head_dim, head_dim, "half").reshape(table_shape)
+    angles = _angles(torch.Size(table_shape).numel() // head_dim, head_dim, mode).reshape(table_shape)
     for table_dtype in _table_dtypes(dtype):
         x = torch.randn(x_shape, dtype=dtype)
         cos, sin = angles.cos().to(table_dtype), angles.sin().to(table_dtype)
-        y = rope(x, cos, sin, "half")
+        y = rope(x, cos, sin, mode)
         assert y.dtype == dtype and y.shape == x.shape and y.is_contiguous()
-        torch.testing.assert_close(y.double(), hf_rope(x.double(), cos.double(), sin.double()), **TOLERANCES[dtype])
+        x64, cos64, sin64 = x.double(), cos.double(), sin.double()
+        expected = x64 * cos64 + ROTATIONS[mode](x64) * sin64
+        torch.testing.assert_close(y.double(), expected, **TOLERANCES[dtype])
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)

@@ -139,11 +139,15 @@ def _rope_sample(draw, combo, generator, rotated="x"):
     }
 
 
+def _rope_backward_sample(draw, combo, generator):
+    return _rope_sample(draw, combo, generator, rotated="dy")
+
+
 def _gelu_sample(draw, combo, generator):
     shape = draw(st.lists(st.integers(1, 9), min_size=0, max_size=3)) + [draw(st.sampled_from([1, 7, 128, 1000]))]
     # Scale 1e2 reaches the saturated tails, 1e-2 the linear core.
-    return {"x": _tensor(shape, combo["x"], generator, scale=draw(st.sampled_from(_SCALES))),
-            "approximate": draw(st.sampled_from(APPROXIMATIONS))}
+    scale = draw(st.sampled_from(_SCALES))
+    return {"x": _tensor(shape, combo["x"], generator, scale=scale), "approximate": draw(st.sampled_from(APPROXIMATIONS))}
 
 
 def _gelu_backward_sample(draw, combo, generator):
@@ -163,8 +167,7 @@ CASES = {
         _swiglu_backward_sample, lambda dy, x, dim: _float64_grads(lambda x: _swiglu_reference(x, dim)[0], dy, x)
     ),
     "rope": Case(_rope_sample, lambda x, cos, sin, mode: (rope_reference(x, cos, sin, mode),)),
-    "rope_backward": Case(lambda draw, combo, generator: _rope_sample(draw, combo, generator, rotated="dy"),
-                          lambda dy, cos, sin, mode: (rope_backward_reference(dy, cos, sin, mode),)),
+    "rope_backward": Case(_rope_backward_sample, lambda dy, cos, sin, mode: (rope_backward_reference(dy, cos, sin, mode),)),
     "gelu": Case(_gelu_sample, lambda x, approximate: (torch.nn.functional.gelu(x.double(), approximate=approximate),)),
     "gelu_backward": Case(_gelu_backward_sample, lambda dy, x, approximate: (gelu_backward_reference(dy, x, approximate),)),
 }

@@ -3,9 +3,9 @@
 For random shapes, every dtype combination of the op definition and attrs, each layer (eager CPU
 kernel, fake impl, TorchAir-compiled through the offline GE executor, Ascend C kernel on the twin)
 must agree with an independent float64 reference within the output dtype's tolerance, and the
-fake impl must predict every output's shape and dtype. Each (op, layer) is one test; the twin layer
-is skipped, visibly, for ops the twin has no kernel for yet. CI runs a few examples per op; `make fuzz`
-runs AIRFUSE_PROPERTY_EXAMPLES (1000) per op.
+fake impl must predict every output's shape and dtype. Each (op, layer) is one test, so the twin
+layer of an op the twin has no kernel for yet is a visible skip. CI runs a few examples per op;
+`make fuzz` runs AIRFUSE_PROPERTY_EXAMPLES (1000) per op.
 """
 
 import os
