@@ -46,7 +46,7 @@ def _matchers() -> tuple:
 
 def _matcher(entries, name) -> PatternMatcherPass:
     matcher = PatternMatcherPass(pass_name=name)
-    for _, search, replacement, inputs, check in entries:
+    for name, search, replacement, inputs, check in entries:
         example_inputs = [torch.empty(shape, dtype=dtype) for shape, dtype in inputs]
         scalars = {}
         if "eps" in search.__code__.co_varnames[: search.__code__.co_argcount]:
@@ -59,6 +59,7 @@ def _matcher(entries, name) -> PatternMatcherPass:
             matcher,
             extra_check=_extra_check(check, search),
             scalar_workaround=scalars,
+            pattern_name=name,
         )
     return matcher
 

@@ -46,7 +46,7 @@ def gemma_rms_norm(x, gamma, eps):
     return (h * gamma).type_as(x)
 
 
-def gemma_rms_norm_replacement(x, gamma, eps):
+def rms_norm_replacement(x, gamma, eps):
     return airfuse.rms_norm(x, gamma, eps)[0]
 
 
@@ -148,10 +148,10 @@ PATTERNS = tuple(
     for x_dtype in (_F32, _BF16)
     for entry in (
         ("hf_rms_norm", hf_rms_norm, hf_rms_norm_replacement, ((_X, x_dtype), (_VEC, x_dtype)), check_rms_norm),
-        ("gemma_rms_norm", gemma_rms_norm, gemma_rms_norm_replacement, ((_X, x_dtype), (_VEC, _F32)), check_rms_norm),
+        ("gemma_rms_norm", gemma_rms_norm, rms_norm_replacement, ((_X, x_dtype), (_VEC, _F32)), check_rms_norm),
     )
 ) + (
-    ("functional_rms_norm", functional_rms_norm, gemma_rms_norm_replacement, ((_X, _F32), (_VEC, _F32)),
+    ("functional_rms_norm", functional_rms_norm, rms_norm_replacement, ((_X, _F32), (_VEC, _F32)),
      _functional_rms_norm_check),
     ("rotate_half_rope", rotate_half_rope, rope_replacement, ((_HEADS, _F32), ((2, 1, 3, 8), _F32), ((2, 1, 3, 8), _F32)),
      lambda x, cos, sin: check_rope(x, cos, sin, "half")),
