@@ -304,3 +304,10 @@ def test_tanh_gelu_becomes_gelu(gelu, dtype):
 def test_other_gelus_are_left_alone(near_miss):
     ops, _ = fused_ops(near_miss, torch.randn(2, 5, 16))
     assert ops == {}
+
+
+def test_graph_without_tensor_inputs_is_retraced():
+    backend = FusedGraphs()
+    compiled = torch.compile(lambda n: torch.ones(n) * 2, backend=backend, dynamic=True, fullgraph=True)
+    torch.testing.assert_close(compiled(5), torch.full((5,), 2.0))
+    assert len(backend.graphs) == 1 and dict(backend.ops) == {}
