@@ -98,8 +98,10 @@ class GeCapture:
         }
 
 
-def capture_ge_graph(fn, *example_inputs, dynamic=False, compiler_config=None, custom_decompositions=None) -> GeCapture:
-    """Compile ``fn`` with airfuse's ``get_npu_backend(compiler_config, custom_decompositions=...)``,
+def capture_ge_graph(
+    fn, *example_inputs, dynamic=False, compiler_config=None, custom_decompositions=None, fuse=True
+) -> GeCapture:
+    """Compile ``fn`` with airfuse's ``get_npu_backend(compiler_config, custom_decompositions=..., fuse=...)``,
     call it once on ``example_inputs`` and return every GE graph built. If outputs require grad, ones
     are back-propagated to the example inputs and, when ``fn`` is an ``nn.Module``, its parameters,
     so the backward GE graph is built too; their ``.grad`` is left untouched.
@@ -114,7 +116,7 @@ def capture_ge_graph(fn, *example_inputs, dynamic=False, compiler_config=None, c
         config.debug.run_eagerly = True
         config.debug.graph_dump.type = "txt"
         config.debug.graph_dump.path = dump_dir
-        backend = get_npu_backend(config, custom_decompositions=custom_decompositions)
+        backend = get_npu_backend(config, custom_decompositions=custom_decompositions, fuse=fuse)
         inputs = torch.utils._pytree.tree_map_only(torch.Tensor, _fresh_copy, example_inputs)
 
         torch._dynamo.reset()  # a cached compilation would build no graph

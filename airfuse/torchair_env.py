@@ -89,12 +89,20 @@ def default_decompositions() -> dict:
     return table
 
 
-def get_npu_backend(compiler_config=None, *, custom_decompositions=None):
+def get_npu_backend(compiler_config=None, *, custom_decompositions=None, fuse=True):
     """TorchAir's NPU backend for ``torch.compile`` (offline TorchAir where there is no NPU).
 
     ``compiler_config`` goes to ``torchair.get_npu_backend`` unchanged; ``custom_decompositions``
-    are added to ``default_decompositions()``, and win for an op both name.
+    are added to ``default_decompositions()``, and win for an op both name. With ``fuse`` the
+    composites airfuse ops replace (RMSNorm, residual add + RMSNorm, RoPE, SiLU products, tanh
+    GELU; ``airfuse.fusion``) are replaced in the traced graph before TorchAir converts it;
+    ``fuse=False`` leaves the graph as TorchAir builds it.
     """
     torchair = import_torchair()
     decompositions = {**default_decompositions(), **(custom_decompositions or {})}
-    return torchair.get_npu_backend(compiler_config=compiler_config, custom_decompositions=decompositions)
+    backend = torchair.get_npu_backend(compiler_config=compiler_config, custom_decompositions=decompositions)
+    if not fuse:
+        return backend
+    from .fusion import fusing
+
+    return fusing(backend)

@@ -2,8 +2,9 @@
 
 Tiny random-weight Llama and Qwen3 models (transformers, no download) run eagerly and compiled
 with TorchAir's NPU backend: natively on an NPU host, offline here (airfuse's CPU GE executor).
-Then one decoder layer of each is captured as a GE graph, plain and with airfuse's fused RMSNorm,
-and compared by GE node counts and modeled HBM traffic; the fused layer's graph is saved.
+Then one decoder layer of each is captured as a GE graph three ways: as written, patched with
+``airfuse.patch`` and unpatched through the backend's automatic fusion (``fuse=True``), compared by
+GE node counts and modeled HBM traffic; the fused layer's graph is saved.
 
     make demo            (writes build/demo/)
 """
@@ -14,7 +15,6 @@ from pathlib import Path
 import torch
 
 import airfuse
-from airfuse.modules import RMSNorm
 from airfuse.testing import tiny_causal_lm
 from airfuse.torchair_env import is_offline
 
@@ -30,18 +30,6 @@ _START = time.monotonic()
 
 def step(message):
     print(f"[{time.monotonic() - _START:6.1f}s] {message}", flush=True)
-
-
-def with_airfuse_rms_norm(model):
-    """Swap every Hugging Face RMSNorm of Llama's form (weight * normalized x; Llama, Qwen3, ...)
-    for airfuse's, weights and epsilon kept."""
-    for name, module in list(model.named_modules()):
-        if type(module).__name__ in ("LlamaRMSNorm", "Qwen3RMSNorm"):
-            fused = RMSNorm(module.weight.shape[0], module.variance_epsilon, dtype=module.weight.dtype)
-            fused.weight.data.copy_(module.weight.data)
-            parent, _, child = name.rpartition(".")
-            setattr(model.get_submodule(parent), child, fused)
-    return model
 
 
 def relative_error(actual, expected):
@@ -76,11 +64,11 @@ class DecoderLayer(torch.nn.Module):
         return self.layer(hidden_states, position_embeddings=(cos, sin))
 
 
-def capture_layer(model):
+def capture_layer(model, fuse):
     layer = DecoderLayer(model.model.layers[0]).requires_grad_(False)  # forward graph only
     hidden = torch.randn(BATCH, SEQ_LENS[1], CONFIG["hidden_size"])
     cos, sin = model.model.rotary_emb(hidden, torch.arange(SEQ_LENS[1])[None])
-    return airfuse.capture_ge_graph(layer, hidden, cos, sin, dynamic=False)
+    return airfuse.capture_ge_graph(layer, hidden, cos, sin, dynamic=False, fuse=fuse)
 
 
 def describe(capture):
@@ -91,18 +79,21 @@ def describe(capture):
 
 
 def layer_accounting(family):
-    plain_model = tiny_causal_lm(family, **CONFIG)
-    fused_model = with_airfuse_rms_norm(tiny_causal_lm(family, **CONFIG))
-    results = {}
-    for label, model in (("plain", plain_model), ("airfuse RMSNorm", fused_model)):
-        capture = capture_layer(model)
+    """One decoder layer three ways: as written (fuse=False), after ``airfuse.patch`` (fuse=False),
+    and unpatched with the backend's automatic fusion (fuse=True, the default)."""
+    model = tiny_causal_lm(family, **CONFIG)
+    captures = {
+        "unfused": capture_layer(model, fuse=False),
+        "patched": capture_layer(airfuse.patch(tiny_causal_lm(family, **CONFIG)), fuse=False),
+        "fuse=True": capture_layer(model, fuse=True),
+    }
+    unfused_bytes = captures["unfused"].hbm_traffic().non_matmul_bytes
+    for label, capture in captures.items():
         ops, kinds, traffic = describe(capture)
-        results[label] = (capture, traffic)
-        step(f"{family} decoder layer, {label:15}: {ops:3} GE op nodes ({kinds}); modeled HBM bytes: "
-             f"non-matmul {traffic.non_matmul_bytes / 1e6:.3f} MB, matmul {traffic.matmul_bytes / 1e6:.3f} MB")
-    saved = 1 - results["airfuse RMSNorm"][1].non_matmul_bytes / results["plain"][1].non_matmul_bytes
-    step(f"{family}: airfuse RMSNorm moves {saved:.0%} fewer non-matmul bytes per decoder layer")
-    return results["airfuse RMSNorm"][0]
+        saved = 1 - traffic.non_matmul_bytes / unfused_bytes
+        step(f"{family} decoder layer, {label:9}: {ops:3} GE op nodes ({kinds}); modeled HBM bytes: non-matmul "
+             f"{traffic.non_matmul_bytes / 1e6:.3f} MB ({saved:.0%} fewer than unfused), matmul {traffic.matmul_bytes / 1e6:.3f} MB")
+    return captures["fuse=True"]
 
 
 def main():
@@ -118,10 +109,10 @@ def main():
         capture = layer_accounting(family)
         fused_capture = fused_capture or capture
     OUT_DIR.mkdir(parents=True, exist_ok=True)
-    written = fused_capture.render(OUT_DIR / "llama_decoder_layer_airfuse", formats=("svg",))
+    written = fused_capture.render(OUT_DIR / "llama_decoder_layer_fused", formats=("svg",))
     pictures = ", ".join(str(path) for path in written)
     note = "" if len(written) > 1 else " (Graphviz's `dot` is not installed: render it with `dot -Tsvg`)"
-    step(f"GE graph of one Llama decoder layer with airfuse RMSNorm: {pictures}{note}")
+    step(f"GE graph of one Llama decoder layer with fuse=True: {pictures}{note}")
 
 
 if __name__ == "__main__":

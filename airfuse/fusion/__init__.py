@@ -1,0 +1,78 @@
+"""Automatic fusion: find the composites airfuse ops replace in a Dynamo graph, before TorchAir.
+
+``fuse_graph`` retraces Dynamo's graph to aten (``retrace``), replaces the RMSNorm composites
+(Hugging Face's, Gemma's ``1 + weight``, ``F.rms_norm``), Hugging Face's rotate-half RoPE, SiLU
+products (``swiglu`` when both factors are halves of one tensor, else ``silu_mul``) and tanh GELU
+(written out or ``F.gelu(approximate="tanh")``) by airfuse ops (``patterns``), then a residual add
+feeding a norm by ``add_rms_norm`` (``residual``). A model patched with ``airfuse.patch`` and an
+unpatched one end up with the same airfuse ops.
+"""
+
+import functools
+
+import torch
+from torch._inductor.pattern_matcher import PatternMatcherPass, register_replacement
+
+from . import patterns
+from .residual import fuse_residual_adds
+from .retrace import retrace, specialize_norm_epsilons, trace_aten
+
+
+def fuse_graph(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """The aten graph of Dynamo's ``gm`` with every composite airfuse fuses replaced."""
+    aten_gm = retrace(gm)
+    specialize_norm_epsilons(gm, aten_gm)
+    for matcher in _matchers():
+        matcher.apply(aten_gm)
+    fuse_residual_adds(aten_gm)
+    aten_gm.graph.eliminate_dead_code()
+    aten_gm.recompile()
+    return aten_gm
+
+
+def fusing(backend):
+    """``backend`` (a Dynamo backend) compiling ``fuse_graph``'s graph instead of Dynamo's."""
+
+    def compile_fused(gm, example_inputs):
+        return backend(fuse_graph(gm), example_inputs)
+
+    return compile_fused
+
+
+@functools.cache
+def _matchers() -> tuple:
+    return _matcher(patterns.PATTERNS, "airfuse_fusion"), _matcher(patterns.LATE_PATTERNS, "airfuse_fusion_late")
+
+
+def _matcher(entries, name) -> PatternMatcherPass:
+    matcher = PatternMatcherPass(pass_name=name)
+    for name, search, replacement, inputs, check in entries:
+        example_inputs = [torch.empty(shape, dtype=dtype) for shape, dtype in inputs]
+        scalars = {}
+        if "eps" in search.__code__.co_varnames[: search.__code__.co_argcount]:
+            scalars = patterns.RMS_NORM_EPS
+        register_replacement(
+            search,
+            replacement,
+            example_inputs,
+            trace_aten,
+            matcher,
+            extra_check=_extra_check(check, search),
+            scalar_workaround=scalars,
+            pattern_name=name,
+        )
+    return matcher
+
+
+def _extra_check(check, search):
+    names = search.__code__.co_varnames[: search.__code__.co_argcount]
+
+    def accepts_match(match) -> bool:
+        values = [_value(match.kwargs[name]) for name in names]
+        return patterns.accepts(check, *values)
+
+    return accepts_match
+
+
+def _value(arg):
+    return arg.meta["val"] if isinstance(arg, torch.fx.Node) else arg

@@ -1,0 +1,45 @@
+"""Tiny random-weight Hugging Face models, one per family airfuse.patch supports (no hub access)."""
+
+import torch
+
+SIZES = dict(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+             num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
+             bos_token_id=1, eos_token_id=2, pad_token_id=0)
+
+CONFIGS = {
+    "llama": SIZES,
+    "mistral": {**SIZES, "sliding_window": None},
+    "qwen2": SIZES,
+    "qwen3": SIZES,
+    "gemma": SIZES,
+    "gemma2": {**SIZES, "sliding_window": 3},
+    "gemma3_text": {**SIZES, "sliding_window": 3},
+    "phi3": {**SIZES, "num_key_value_heads": 4},
+    "gpt2": dict(vocab_size=64, n_embd=32, n_layer=2, n_head=4, n_positions=64, bos_token_id=1, eos_token_id=2),
+}
+
+FAMILIES = tuple(CONFIGS)
+
+
+def tiny_model(model_type: str, dtype=torch.float32, seed=0, layers=2):
+    """A causal LM of ``model_type`` with random weights and ``layers`` decoder layers: eager
+    attention, in eval mode (dropout off), in ``dtype``.
+    Norm weights are randomised too (Gemma initialises them to zeros, which would hide its ``1 +``)."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    layer_key = "n_layer" if model_type == "gpt2" else "num_hidden_layers"
+    config = AutoConfig.for_model(model_type, **{**CONFIGS[model_type], layer_key: layers})
+    config._attn_implementation = "eager"
+    torch.manual_seed(seed)
+    model = AutoModelForCausalLM.from_config(config, attn_implementation="eager").to(dtype).eval()
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            if "norm" in name and parameter.dim() == 1:
+                parameter.normal_(0.0, 0.5)
+    return model
+
+
+def token_ids(batch=2, seq=7, seed=1):
+    """Token ids; the sequence length equals no model dim (a size shared with head_dim, say, would
+    let Dynamo and TorchAir treat the two as one)."""
+    return torch.randint(0, 64, (batch, seq), generator=torch.Generator().manual_seed(seed))
