@@ -9,6 +9,7 @@ then runs every block index of block_dim; a broken rule raises :class:`TwinError
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import math
@@ -55,6 +56,8 @@ def library() -> ctypes.CDLL:
     lib.twin_tiling_add.argtypes = [ctypes.c_char_p, u64, i32, u32, *tail]
     lib.twin_tiling_size.argtypes = [ctypes.c_char_p]
     lib.twin_tiling_size.restype = u32
+    lib.twin_sync_sites.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    lib.twin_disable_sync_site.argtypes = [ctypes.c_char_p]
     return lib
 
 
@@ -62,7 +65,7 @@ def library() -> ctypes.CDLL:
 class Tiling:
     data: ctypes.Array
     block_dim: int
-    workspace_bytes: int
+    workspace_bytes: int  # the chip's system workspace, then the kernel's (as aclnnXxxGetWorkspaceSize)
 
 
 def tiling(kind: str, chip: str, *args) -> Tiling:
@@ -108,6 +111,27 @@ def has_kernel(op_name: str) -> bool:
     """Whether op ``op_name`` runs on the twin, i.e. has a launcher here named after it (an op
     whose Ascend C kernel is not written yet has none)."""
     return op_name in ALL_OPS and callable(globals().get(op_name))
+
+
+def sync_sites() -> list[str]:
+    """The SetFlag and PipeBarrier call sites ("file:line") run since the last call."""
+    lib = library()
+    need = lib.twin_sync_sites(None, 0)
+    out = ctypes.create_string_buffer(need + 1)
+    lib.twin_sync_sites(out, need + 1)
+    return out.value.decode().split()
+
+
+@contextlib.contextmanager
+def sync_site_removed(site: str):
+    """Launches inside run as if the SetFlag (with its WaitFlag) or PipeBarrier at ``site``
+    ("file:line", as :func:`sync_sites` names it) were deleted from the source."""
+    lib = library()
+    lib.twin_disable_sync_site(site.encode())
+    try:
+        yield
+    finally:
+        lib.twin_disable_sync_site(b"")
 
 
 def _contiguous(op, tensors: dict):

@@ -63,6 +63,7 @@ private:
             Add(xf, xf, yf, n);
             PipeBarrier<PIPE_V>();
             FromFloat(z, xf, n);
+            PipeBarrier<PIPE_V>();  // the next tile's Cast overwrites wx_
         }
         xQue_.FreeTensor(x);
         yQue_.FreeTensor(y);
@@ -96,7 +97,8 @@ private:
 }  // namespace
 
 extern "C" __global__ __aicore__ void airfuse_add(GM_ADDR x, GM_ADDR y, GM_ADDR z, GM_ADDR workspace, GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    KERNEL_TASK_TYPE_DEFAULT(AIRFUSE_VECTOR_KERNEL_TYPE);
+    REGISTER_TILING_DEFAULT(AirfuseAddTilingData);
     GET_TILING_DATA_WITH_STRUCT(AirfuseAddTilingData, t, tiling);
     AddKernel<DTYPE_X> op;
     op.Init(x, y, z, t);

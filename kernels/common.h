@@ -6,7 +6,21 @@
 namespace airfuse_kernel {
 using namespace AscendC;
 
-constexpr int32_t kEventId = 0;
+// Event ids: with TPipe/TQue an id must come from TPipe's FetchEventID/AllocEventID
+// (SetFlag-WaitFlag(ISASI).md): queues hold ids of their own (a freed buffer keeps one until its
+// next AllocTensor), so a literal id can be set twice. FetchEventID gives the lowest free id; it is
+// used at once, before any queue call could take it.
+
+// Kernel types ([ADK] 设置Kernel类型.md): 310P (__CCE_AICORE__ 200) has KERNEL_TYPE_AICORE; on A2 a
+// vector kernel is AIV_ONLY, or MIX_AIV_1_0 when it calls the hardware SyncAll (the scheduler
+// carrying cross-core flags is off in AIV_ONLY kernels, CrossCoreSetFlag(ISASI).md).
+#if defined(__CCE_AICORE__) && __CCE_AICORE__ == 200
+#define AIRFUSE_VECTOR_KERNEL_TYPE KERNEL_TYPE_AICORE
+#define AIRFUSE_SYNC_ALL_KERNEL_TYPE KERNEL_TYPE_AICORE
+#else
+#define AIRFUSE_VECTOR_KERNEL_TYPE KERNEL_TYPE_AIV_ONLY
+#define AIRFUSE_SYNC_ALL_KERNEL_TYPE KERNEL_TYPE_MIX_AIV_1_0
+#endif
 
 template <typename T> constexpr bool kIsFloat = IsSameType<T, float>::value;
 
@@ -34,11 +48,13 @@ template <typename T> __aicore__ inline void FromFloat(const LocalTensor<T>& dst
 // Vector result -> scalar unit: the read must wait for the vector pipe, and the next vector
 // write must wait for the read.
 template <typename T> __aicore__ inline T ReadScalar(const LocalTensor<T>& t) {
-    SetFlag<HardEvent::V_S>(kEventId);
-    WaitFlag<HardEvent::V_S>(kEventId);
+    int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+    SetFlag<HardEvent::V_S>(eventVS);
+    WaitFlag<HardEvent::V_S>(eventVS);
     T v = t.GetValue(0);
-    SetFlag<HardEvent::S_V>(kEventId);
-    WaitFlag<HardEvent::S_V>(kEventId);
+    int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);
+    SetFlag<HardEvent::S_V>(eventSV);
+    WaitFlag<HardEvent::S_V>(eventSV);
     return v;
 }
 

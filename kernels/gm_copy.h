@@ -38,8 +38,9 @@ __aicore__ inline uint32_t RoundUpTo(uint32_t n, uint32_t e) { return (n + e - 1
 // Scalar GM stores of a range shorter than one block (a whole tensor under 32 B, one core):
 // DataCopy would write past its end. The data cache is written back line by line.
 template <typename U> __aicore__ inline void StoreScalar(const GlobalTensor<U>& gm, const LocalTensor<U>& ub, uint64_t off, uint32_t n) {
-    SetFlag<HardEvent::V_S>(kEventId);
-    WaitFlag<HardEvent::V_S>(kEventId);
+    int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+    SetFlag<HardEvent::V_S>(eventVS);
+    WaitFlag<HardEvent::V_S>(eventVS);
     for (uint32_t i = 0; i < n; ++i) gm.SetValue(off + i, ub.GetValue(i));
     DataCacheCleanAndInvalid<U, CacheLine::SINGLE_CACHE_LINE>(gm[off]);
     DataCacheCleanAndInvalid<U, CacheLine::SINGLE_CACHE_LINE>(gm[off + n - 1]);
@@ -56,11 +57,13 @@ template <typename U> __aicore__ inline void LoadNatural(const LocalTensor<U>& u
     }
     uint32_t whole = n / kBlock<U> * kBlock<U>;
     if (whole > 0) DataCopy(ub, gm[off], whole);
-    SetFlag<HardEvent::V_S>(kEventId);  // the buffer may still be read by earlier vector work
-    WaitFlag<HardEvent::V_S>(kEventId);
+    int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the buffer may still be read by earlier vector work
+    SetFlag<HardEvent::V_S>(eventVS);
+    WaitFlag<HardEvent::V_S>(eventVS);
     for (uint32_t i = whole; i < n; ++i) ub.SetValue(i, gm.GetValue(off + i));
-    SetFlag<HardEvent::S_V>(kEventId);
-    WaitFlag<HardEvent::S_V>(kEventId);
+    int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);
+    SetFlag<HardEvent::S_V>(eventSV);
+    WaitFlag<HardEvent::S_V>(eventSV);
 }
 
 // How a kernel moves ranges of its rows; `aligned` = the chip lacks DataCopyPad (tiling flag),
@@ -100,7 +103,32 @@ struct Mover {
 #endif
         uint32_t whole = n / e * e;
         if (whole > 0) DataCopy(gm[off], ub, whole);
-        if (whole < n) DataCopy(gm[off + n - e], ub[whole], e);  // same values over bytes already written
+        if (whole < n) {
+            // Same values over bytes already written (by this copy's whole part or an earlier
+            // range's); overlapping MTE3 destinations still need ordering (PipeBarrier(ISASI).md).
+            PipeBarrier<PIPE_MTE3>();
+            DataCopy(gm[off + n - e], ub[whole], e);
+        }
+    }
+
+    // n elements from gm[0] into `f` as float32, through `stage` when U is half/bf16 (the vector
+    // unit may read f right after).
+    template <typename U>
+    __aicore__ inline void InAsFloat(const LocalTensor<float>& f, const LocalTensor<U>& stage, const GlobalTensor<U>& gm, uint32_t n) const {
+        LocalTensor<U> dst;
+        if constexpr (kIsFloat<U>) {
+            dst = f;
+        } else {
+            dst = stage;
+        }
+        In(dst, gm, 0, n);
+        int32_t eventMTE2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
+        SetFlag<HardEvent::MTE2_V>(eventMTE2V);
+        WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
+        if constexpr (!kIsFloat<U>) {
+            Cast(f, stage, RoundMode::CAST_NONE, Span(n));
+            PipeBarrier<PIPE_V>();
+        }
     }
 
     // A range inside rows laid out at a 32 B-aligned stride (workspace partial rows): on 310P as
@@ -166,8 +194,9 @@ public:
 
     // n rows of d elements, `stride` apart in UB, produced by the vector unit.
     __aicore__ inline void PutRows(const LocalTensor<U>& ub, uint32_t n, uint32_t d, uint32_t stride) {
-        SetFlag<HardEvent::V_S>(kEventId);
-        WaitFlag<HardEvent::V_S>(kEventId);
+        int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+        SetFlag<HardEvent::V_S>(eventVS);
+        WaitFlag<HardEvent::V_S>(eventVS);
         for (uint32_t i = 0; i < n; ++i)
             for (uint32_t j = 0; j < d; ++j) Put(ub.GetValue(i * stride + j));
     }
@@ -176,11 +205,13 @@ public:
     __aicore__ inline void Flush() {
         uint32_t whole = p_ / kE * kE;
         if (whole <= keep_) return;
-        SetFlag<HardEvent::S_MTE3>(kEventId);
-        WaitFlag<HardEvent::S_MTE3>(kEventId);
+        int32_t eventSMTE3 = GetTPipePtr()->FetchEventID(HardEvent::S_MTE3);
+        SetFlag<HardEvent::S_MTE3>(eventSMTE3);
+        WaitFlag<HardEvent::S_MTE3>(eventSMTE3);
         DataCopy(gm_[q_ + keep_], stage_[keep_], whole - keep_);
-        SetFlag<HardEvent::MTE3_S>(kEventId);
-        WaitFlag<HardEvent::MTE3_S>(kEventId);
+        int32_t eventMTE3S = GetTPipePtr()->FetchEventID(HardEvent::MTE3_S);
+        SetFlag<HardEvent::MTE3_S>(eventMTE3S);
+        WaitFlag<HardEvent::MTE3_S>(eventMTE3S);
         uint32_t drop = whole - kE;
         if (drop > 0)
             for (uint32_t i = drop; i < p_; ++i) stage_.SetValue(i - drop, stage_.GetValue(i));
@@ -199,11 +230,13 @@ public:
         // The last kE values, moved to an aligned slot after them, re-cover the written tail.
         LocalTensor<U> slot = stage_[2 * kE];
         for (uint32_t i = 0; i < kE; ++i) slot.SetValue(i, stage_.GetValue(p_ - kE + i));
-        SetFlag<HardEvent::S_MTE3>(kEventId);
-        WaitFlag<HardEvent::S_MTE3>(kEventId);
+        int32_t eventSMTE3 = GetTPipePtr()->FetchEventID(HardEvent::S_MTE3);
+        SetFlag<HardEvent::S_MTE3>(eventSMTE3);
+        WaitFlag<HardEvent::S_MTE3>(eventSMTE3);
         DataCopy(gm_[q_ + p_ - kE], slot, kE);
-        SetFlag<HardEvent::MTE3_S>(kEventId);
-        WaitFlag<HardEvent::MTE3_S>(kEventId);
+        int32_t eventMTE3S = GetTPipePtr()->FetchEventID(HardEvent::MTE3_S);
+        SetFlag<HardEvent::MTE3_S>(eventMTE3S);
+        WaitFlag<HardEvent::MTE3_S>(eventMTE3S);
     }
 
 private:

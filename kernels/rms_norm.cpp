@@ -56,18 +56,7 @@ private:
     __aicore__ inline void ProcessResident() {
         uint32_t d = t_.numCols, span = mover_.Span(d);
         LocalTensor<float> g = gammaF_.Get<float>();
-        if constexpr (kIsFloat<G>) {
-            mover_.In(g, gammaGm_, 0, d);
-            SetFlag<HardEvent::MTE2_V>(kEventId);
-            WaitFlag<HardEvent::MTE2_V>(kEventId);
-        } else {
-            LocalTensor<G> stage = work_.Get<G>();
-            mover_.In(stage, gammaGm_, 0, d);
-            SetFlag<HardEvent::MTE2_V>(kEventId);
-            WaitFlag<HardEvent::MTE2_V>(kEventId);
-            Cast(g, stage, RoundMode::CAST_NONE, span);
-            PipeBarrier<PIPE_V>();
-        }
+        mover_.InAsFloat(g, work_.Get<G>(), gammaGm_, d);
         for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
             uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
             LocalTensor<T> x = xQue_.AllocTensor<T>();
@@ -147,8 +136,9 @@ private:
     // rstd values were written by the scalar unit: order them before MTE3 reads them (910B; on
     // 310P they leave through rstdOut_).
     __aicore__ inline void CopyOutRstd(LocalTensor<float>& r, uint32_t first, uint32_t n) {
-        SetFlag<HardEvent::S_MTE3>(kEventId);
-        WaitFlag<HardEvent::S_MTE3>(kEventId);
+        int32_t eventSMTE3 = GetTPipePtr()->FetchEventID(HardEvent::S_MTE3);
+        SetFlag<HardEvent::S_MTE3>(eventSMTE3);
+        WaitFlag<HardEvent::S_MTE3>(eventSMTE3);
         rstdQue_.EnQue(r);
         r = rstdQue_.DeQue<float>();
         mover_.Out(rstdGm_, r, first, n);
@@ -182,6 +172,7 @@ private:
             PipeBarrier<PIPE_V>();
             FromFloat(y, out, n);
         }
+        PipeBarrier<PIPE_V>();  // the next row's first vector op overwrites work_
     }
 
     AirfuseRmsNormTilingData t_;
@@ -208,7 +199,8 @@ private:
 }  // namespace
 
 extern "C" __global__ __aicore__ void airfuse_rms_norm(GM_ADDR x, GM_ADDR gamma, GM_ADDR y, GM_ADDR rstd, GM_ADDR workspace, GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    KERNEL_TASK_TYPE_DEFAULT(AIRFUSE_VECTOR_KERNEL_TYPE);
+    REGISTER_TILING_DEFAULT(AirfuseRmsNormTilingData);
     GET_TILING_DATA_WITH_STRUCT(AirfuseRmsNormTilingData, t, tiling);
     RmsNormKernel<DTYPE_X, DTYPE_GAMMA> op;
     op.Init(x, gamma, y, rstd, t);

@@ -58,10 +58,11 @@ public:
             }
             if (mover_.natural) dxOut_.Finish();
         }
-        if (t_.usedCores > 1) {
-            PipeBarrier<PIPE_ALL>();  // partial rows fully written before other cores read them
-            SyncAll();
-        }
+#if !(defined(__CCE_AICORE__) && __CCE_AICORE__ == 200)
+        // Partial rows written before core 0 reads them; SyncAll starts with PipeBarrier<PIPE_ALL>
+        // (dav_c220 SyncAllImpl). 310P has no hardware SyncAll: its tiling keeps one core.
+        if (t_.usedCores > 1) SyncAll();
+#endif
         if (GetBlockIdx() == 0) FinalReduce();
     }
 
@@ -70,7 +71,7 @@ private:
         uint32_t d = t_.numCols, span = mover_.Span(d);
         LocalTensor<float> g = gammaF_.Get<float>();
         LocalTensor<float> acc = acc_.Get<float>();
-        LoadGamma(g, d);
+        mover_.InAsFloat(g, a_.Get<G>(), gammaGm_, d);
         Duplicate(acc, 0.0f, span);
         PipeBarrier<PIPE_V>();
         for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
@@ -109,8 +110,9 @@ private:
             dxQue_.FreeTensor(dxl);
         }
         if (GetBlockIdx() != 0) {
-            SetFlag<HardEvent::V_MTE3>(kEventId);
-            WaitFlag<HardEvent::V_MTE3>(kEventId);
+            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+            SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
             mover_.PaddedOut(wsGm_, acc, uint64_t(GetBlockIdx()) * t_.wsStride, d);
         }
     }
@@ -146,13 +148,16 @@ private:
             LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), span);
             Product(a, x, dy, rv, span);
             if (row > 0) AddFromWorkspace(a, wsRow + c0, n);
-            SetFlag<HardEvent::V_MTE3>(kEventId);
-            WaitFlag<HardEvent::V_MTE3>(kEventId);
+            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+            SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
             mover_.PaddedOut(wsGm_, a, wsRow + c0, n);
-            SetFlag<HardEvent::MTE3_V>(kEventId);
-            WaitFlag<HardEvent::MTE3_V>(kEventId);
-            SetFlag<HardEvent::MTE3_MTE2>(kEventId);
-            WaitFlag<HardEvent::MTE3_MTE2>(kEventId);
+            int32_t eventMTE3V = GetTPipePtr()->FetchEventID(HardEvent::MTE3_V);
+            SetFlag<HardEvent::MTE3_V>(eventMTE3V);
+            WaitFlag<HardEvent::MTE3_V>(eventMTE3V);
+            int32_t eventMTE3MTE2 = GetTPipePtr()->FetchEventID(HardEvent::MTE3_MTE2);
+            SetFlag<HardEvent::MTE3_MTE2>(eventMTE3MTE2);
+            WaitFlag<HardEvent::MTE3_MTE2>(eventMTE3MTE2);
             LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
             Dx(x, dy, g, dxl, rv, rv * mean, span);
             FreeChunk(x, dy, gq);
@@ -169,17 +174,13 @@ private:
         for (uint32_t c0 = 0; c0 < d; c0 += c) {
             uint32_t n = d - c0 < c ? d - c0 : c;
             LocalTensor<float> sum = resident_ ? acc_.Get<float>()[c0] : a_.Get<float>();
-            if (!resident_) {
-                LoadWorkspace(sum, c0, n);
-                PipeBarrier<PIPE_V>();
-            }
+            if (!resident_) LoadWorkspace(sum, c0, n);
             for (uint32_t core = 1; core < t_.usedCores; ++core) AddFromWorkspace(sum, uint64_t(core) * t_.wsStride + c0, n);
             LocalTensor<G> out;
             if constexpr (kIsFloat<G>) {
                 out = sum;
             } else {
-                out = b_.Get<G>();
-                PipeBarrier<PIPE_V>();
+                out = b_.Get<G>();  // AddFromWorkspace's barrier ordered its reads of b_
                 FromFloat(out, sum, mover_.Span(n));
             }
             if (mover_.natural) {  // a row under 32 B: d < one block of x, so this is the only chunk
@@ -189,11 +190,13 @@ private:
                 dgammaOut.Finish();
                 return;
             }
-            SetFlag<HardEvent::V_MTE3>(kEventId);
-            WaitFlag<HardEvent::V_MTE3>(kEventId);
+            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+            SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
             mover_.Out(dgammaGm_, out, c0, n);
-            SetFlag<HardEvent::MTE3_V>(kEventId);
-            WaitFlag<HardEvent::MTE3_V>(kEventId);
+            int32_t eventMTE3V = GetTPipePtr()->FetchEventID(HardEvent::MTE3_V);
+            SetFlag<HardEvent::MTE3_V>(eventMTE3V);
+            WaitFlag<HardEvent::MTE3_V>(eventMTE3V);
         }
     }
 
@@ -205,12 +208,17 @@ private:
         }
     }
 
+    // V must be done with dst before MTE2 overwrites it. Not with V_MTE2: freed VECIN buffers hold one
+    // V_MTE2 id each, up to all 8 (4 queues x 2 buffers). The scalar unit waiting for V holds back
+    // the copy's issue just as well.
     __aicore__ inline void LoadWorkspace(const LocalTensor<float>& dst, uint64_t off, uint32_t n) {
-        SetFlag<HardEvent::V_MTE2>(kEventId);
-        WaitFlag<HardEvent::V_MTE2>(kEventId);
+        int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+        SetFlag<HardEvent::V_S>(eventVS);
+        WaitFlag<HardEvent::V_S>(eventVS);
         mover_.PaddedIn(dst, wsGm_, off, n);
-        SetFlag<HardEvent::MTE2_V>(kEventId);
-        WaitFlag<HardEvent::MTE2_V>(kEventId);
+        int32_t eventMTE2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
+        SetFlag<HardEvent::MTE2_V>(eventMTE2V);
+        WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
     }
 
     __aicore__ inline void AddFromWorkspace(const LocalTensor<float>& sum, uint64_t off, uint32_t n) {
@@ -218,21 +226,6 @@ private:
         LoadWorkspace(part, off, n);
         Add(sum, sum, part, mover_.Span(n));
         PipeBarrier<PIPE_V>();
-    }
-
-    __aicore__ inline void LoadGamma(const LocalTensor<float>& g, uint32_t d) {
-        if constexpr (kIsFloat<G>) {
-            mover_.In(g, gammaGm_, 0, d);
-            SetFlag<HardEvent::MTE2_V>(kEventId);
-            WaitFlag<HardEvent::MTE2_V>(kEventId);
-        } else {
-            LocalTensor<G> stage = a_.Get<G>();
-            mover_.In(stage, gammaGm_, 0, d);
-            SetFlag<HardEvent::MTE2_V>(kEventId);
-            WaitFlag<HardEvent::MTE2_V>(kEventId);
-            Cast(g, stage, RoundMode::CAST_NONE, mover_.Span(d));
-            PipeBarrier<PIPE_V>();
-        }
     }
 
     __aicore__ inline void CopyInChunk(uint64_t off, uint32_t c0, uint32_t n, LocalTensor<T>& x, LocalTensor<T>& dy, LocalTensor<G>& gq) {
@@ -257,8 +250,9 @@ private:
     }
 
     __aicore__ inline float ReadScalarAt(const LocalTensor<float>& r, uint32_t i) {
-        SetFlag<HardEvent::MTE2_S>(kEventId);
-        WaitFlag<HardEvent::MTE2_S>(kEventId);
+        int32_t eventMTE2S = GetTPipePtr()->FetchEventID(HardEvent::MTE2_S);
+        SetFlag<HardEvent::MTE2_S>(eventMTE2S);
+        WaitFlag<HardEvent::MTE2_S>(eventMTE2S);
         return r.GetValue(i);
     }
 
@@ -304,8 +298,7 @@ private:
         LocalTensor<float> b = b_.Get<float>();
         LocalTensor<float> dyf = AsFloat(dy, a, n);
         Mul(a, dyf, g, n);
-        PipeBarrier<PIPE_V>();
-        LocalTensor<float> xf = AsFloat(x, b, n);
+        LocalTensor<float> xf = AsFloat(x, b, n);  // b does not depend on a: the barrier below orders both
         Muls(b, xf, rvMean, n);
         PipeBarrier<PIPE_V>();
         Sub(a, a, b, n);
@@ -349,7 +342,8 @@ private:
 
 extern "C" __global__ __aicore__ void airfuse_rms_norm_grad(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma,
                                                             GM_ADDR workspace, GM_ADDR tiling) {
-    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    KERNEL_TASK_TYPE_DEFAULT(AIRFUSE_SYNC_ALL_KERNEL_TYPE);
+    REGISTER_TILING_DEFAULT(AirfuseRmsNormGradTilingData);
     GET_TILING_DATA_WITH_STRUCT(AirfuseRmsNormGradTilingData, t, tiling);
     RmsNormGradKernel<DTYPE_X, DTYPE_GAMMA> op;
     op.Init(dy, x, rstd, gamma, dx, dgamma, workspace, t);

@@ -17,7 +17,8 @@ inline bool ChipFromPlatform(gert::TilingContext* ctx, ChipInfo& chip) {
     bool a2 = platform.GetSocVersion() == platform_ascendc::SocVersion::ASCEND910B;
     bool p310 = platform.GetSocVersion() == platform_ascendc::SocVersion::ASCEND310P;
     if (!a2 && !p310) return false;
-    chip = ChipInfo{a2 ? "Ascend910B" : "Ascend310P", a2 ? "ascend910b" : "ascend310p", uint32_t(ub), platform.GetCoreNumAiv(), 8, a2, a2, a2};
+    chip = ChipInfo{a2 ? "Ascend910B" : "Ascend310P", a2 ? "ascend910b" : "ascend310p", uint32_t(ub), platform.GetCoreNumAiv(), 8, a2, a2, a2, a2,
+                   platform.GetLibApiWorkSpaceSize()};
     return true;
 }
 

@@ -8,8 +8,10 @@ namespace optiling {
 static ge::graphStatus AirfuseAddTiling(gert::TilingContext* ctx) {
     airfuse::ChipInfo chip;
     if (!airfuse::adapter::ChipFromPlatform(ctx, chip)) return ge::GRAPH_FAILED;
+    auto* tilingData = ctx->GetTilingData<AirfuseAddTilingData>();
+    if (tilingData == nullptr) return ge::GRAPH_FAILED;  // the op's tiling buffer is smaller than the struct
     uint64_t elems = uint64_t(ctx->GetInputShape(0)->GetStorageShape().GetShapeSize());
-    auto r = airfuse::tiling::Add(chip, elems, airfuse::adapter::DTypeOf(ctx, 0), ctx->GetTilingData<AirfuseAddTilingData>());
+    auto r = airfuse::tiling::Add(chip, elems, airfuse::adapter::DTypeOf(ctx, 0), tilingData);
     return airfuse::adapter::Finish(ctx, r, false);
 }
 }  // namespace optiling

@@ -10,12 +10,14 @@ namespace optiling {
 static ge::graphStatus AirfuseRmsNormTiling(gert::TilingContext* ctx) {
     airfuse::ChipInfo chip;
     if (!airfuse::adapter::ChipFromPlatform(ctx, chip)) return ge::GRAPH_FAILED;
+    auto* tilingData = ctx->GetTilingData<AirfuseRmsNormTilingData>();
+    if (tilingData == nullptr) return ge::GRAPH_FAILED;  // the op's tiling buffer is smaller than the struct
     uint64_t rows;
     uint32_t cols;
     airfuse::adapter::RowsCols(ctx->GetInputShape(0)->GetStorageShape(), rows, cols);
     const float* eps = ctx->GetAttrs()->GetAttrPointer<float>(0);
     auto r = airfuse::tiling::RmsNorm(chip, rows, cols, airfuse::adapter::DTypeOf(ctx, 0), airfuse::adapter::DTypeOf(ctx, 1),
-                                      eps ? *eps : 1e-6f, ctx->GetTilingData<AirfuseRmsNormTilingData>());
+                                      eps ? *eps : 1e-6f, tilingData);
     return airfuse::adapter::Finish(ctx, r, false);
 }
 }  // namespace optiling

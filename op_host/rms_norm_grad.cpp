@@ -8,11 +8,13 @@ namespace optiling {
 static ge::graphStatus AirfuseRmsNormGradTiling(gert::TilingContext* ctx) {
     airfuse::ChipInfo chip;
     if (!airfuse::adapter::ChipFromPlatform(ctx, chip)) return ge::GRAPH_FAILED;
+    auto* tilingData = ctx->GetTilingData<AirfuseRmsNormGradTilingData>();
+    if (tilingData == nullptr) return ge::GRAPH_FAILED;  // the op's tiling buffer is smaller than the struct
     uint64_t rows;
     uint32_t cols;
     airfuse::adapter::RowsCols(ctx->GetInputShape(1)->GetStorageShape(), rows, cols);
     auto r = airfuse::tiling::RmsNormGrad(chip, rows, cols, airfuse::adapter::DTypeOf(ctx, 1), airfuse::adapter::DTypeOf(ctx, 3),
-                                          ctx->GetTilingData<AirfuseRmsNormGradTilingData>());
+                                          tilingData);
     return airfuse::adapter::Finish(ctx, r, r.blockDim > 1);
 }
 }  // namespace optiling

@@ -14,12 +14,14 @@ struct ChipInfo {
     bool hasDataCopyPad;
     bool hasBf16;
     bool reduceSumSequential;      // ReduceSum count form: repeats added in order (A2) or as a tree
+    bool hardSyncAll;              // SyncAll() exists (A2); else only SyncAll(gm, ub, usedCores)
+    uint32_t systemWorkspaceBytes; // RESERVED_WORKSPACE before the user workspace (GetUserWorkspace)
 };
 
 inline constexpr ChipInfo kChips[] = {
-    {"Ascend910B2", "ascend910b", 196352, 48, 8, true, true, true},
-    {"Ascend910B3", "ascend910b", 196352, 40, 8, true, true, true},
-    {"Ascend310P3", "ascend310p", 253952, 8, 8, false, false, false},
+    {"Ascend910B2", "ascend910b", 196352, 48, 8, true, true, true, true, 16u << 20},
+    {"Ascend910B3", "ascend910b", 196352, 40, 8, true, true, true, true, 16u << 20},
+    {"Ascend310P3", "ascend310p", 253952, 8, 8, false, false, false, false, 2u << 20},
 };
 
 inline const ChipInfo* FindChip(const char* soc) {

@@ -140,6 +140,15 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     Result res;
     res.error = detail::CheckInputs(op, chip, rows, cols, x, gamma, forceBlockDim);
     if (!res.ok()) return res;
+    // Core 0 sums the other cores' dgamma rows after a hardware SyncAll. Without one (310P), the
+    // soft SyncAll needs a GM region zeroed before any core starts, which neither the host tiling
+    // nor the kernel can guarantee (kernel-side zeroing races with the first core's count): one core.
+    if (!chip.hardSyncAll) {
+        if (forceBlockDim > 1)
+            return {std::string(op) + ": block_dim " + std::to_string(forceBlockDim) + " needs a hardware SyncAll, which " +
+                    chip.socVersion + " lacks; it runs on one core"};
+        forceBlockDim = 1;
+    }
     uint32_t s = SizeOf(x), g = SizeOf(gamma), e = 32 / s;
     bool aligned = !chip.hasDataCopyPad, natural = aligned && cols < e;
     // Besides its rows a core reads gamma and core 0 reads the core's float32 partial row back.

@@ -23,7 +23,7 @@ inline uint32_t SizeOf(DType t) {
 struct Result {
     std::string error;        // empty on success; otherwise names the op, argument and expectation
     uint32_t blockDim = 0;
-    uint64_t workspaceBytes = 0;  // user workspace
+    uint64_t workspaceBytes = 0;  // user workspace; the system part (ChipInfo) comes before it
     bool ok() const { return error.empty(); }
 };
 

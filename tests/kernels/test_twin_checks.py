@@ -21,10 +21,10 @@ def broken():
     return ctypes.CDLL(str(twin.DEFAULT_LIB.with_name("libairfuse_twin_broken.so")))
 
 
-def run(broken, symbol, *, block_dim=1, chip=twin.DEFAULT_CHIP, x=None):
+def run(broken, symbol, *, block_dim=1, chip=twin.DEFAULT_CHIP, x=None, workspace=None):
     x = torch.arange(256, dtype=torch.float32) if x is None else x
     tile = twin.Tiling(ctypes.create_string_buffer(8), block_dim, 0)
-    return twin.launch(symbol, [("x", x), ("workspace", None)], tile, chip=chip, fn_lib=broken)
+    return twin.launch(symbol, [("x", x), ("workspace", workspace)], tile, chip=chip, fn_lib=broken)
 
 
 CASES = [
@@ -38,11 +38,36 @@ CASES = [
     ("broken_bf16_add", r"Add: bfloat16_t arithmetic is not supported"),
     ("broken_unaligned_vector", r"Muls: dst UB address 12 is not 32-byte aligned"),
     ("broken_two_pipes", r"TPipe: TPipe has already been constructed"),
-    ("broken_unwaited_flag", r"kernel end: event 5 has ids 0x1 set but never waited on"),
+    ("broken_unwaited_flag", r"kernel end: HardEvent::V_S id 0 set by SetFlag at broken_kernels.cpp:\d+ is never waited on"),
     ("broken_live_buffers", r"TQue::AllocTensor: 8 buffers already allocated in this TPosition, the limit is 8"),
     ("broken_bf16_cast_mode", r"Cast: float -> bfloat16_t with round mode 0 is not supported on Ascend910B2"),
     ("broken_reduce_tmp", r"ReduceSum: sharedTmpBuffer tensor needs at least 64 bytes, it has 32"),
     ("broken_scalar_gm_store", r"GlobalTensor::SetValue: index 256 outside the GlobalTensor's 256 elements"),
+    # synchronisation (twin/README.md, "Pipes and events")
+    ("broken_reused_event_id", r"SetFlag<HardEvent::V_MTE2>\(0\): id 0 is still set by TQue::FreeTensor of InitBuffer #1 \(TQue<VECIN> "
+                               r"buffer 0\) and not yet waited on: the second set is lost"),
+    ("broken_stolen_queue_flag", r"TPipe destructor<HardEvent::V_MTE2>\(0\): for InitBuffer #1 \(TQue<VECIN> buffer 0\) waits on id 0, "
+                                 r"which is not set \(never set, or its set was consumed by another WaitFlag\): the NPU would wait forever"),
+    ("broken_wait_never_set", r"WaitFlag<HardEvent::MTE2_V>\(0\): at broken_kernels.cpp:\d+ waits on id 0, which is not set"),
+    ("broken_too_many_event_ids", r"TPipe::AllocEventID: all 8 ids of HardEvent::V_S are in use"),
+    ("broken_missing_mte2_v", r"Muls: \(V\) src UB \[0, 1024\) of InitBuffer #1 \(TBuf<VECCALC>\) reads memory last written by "
+                              r"DataCopy\(GM->UB\) \(MTE2\) with no ordering between them: missing MTE2 -> V ordering "
+                              r"\(SetFlag/WaitFlag<HardEvent::MTE2_V>\)"),
+    ("broken_missing_v_mte3", r"DataCopy\(UB->GM\): \(MTE3\) src UB \[0, 1024\) of InitBuffer #1 \(TQue<VECIN> buffer 0\) reads memory "
+                              r"last written by Muls \(V\) with no ordering between them: missing V -> MTE3 ordering"),
+    ("broken_missing_v_s", r"LocalTensor::GetValue: \(S\) element UB \[0, 4\) of InitBuffer #1 \(TBuf<VECCALC>\) reads memory last "
+                           r"written by Duplicate \(V\) with no ordering between them: missing V -> S ordering \(SetFlag/WaitFlag<HardEvent::V_S>\)"),
+    ("broken_missing_vector_barrier", r"Muls: \(V\) src UB \[256, 512\) of InitBuffer #1 \(TBuf<VECCALC>\) reads memory last written "
+                                      r"by Muls \(V\) with no ordering between them: missing PipeBarrier<PIPE_V>"),
+    ("broken_missing_mte3_mte2", r"DataCopy\(GM->UB\): \(MTE2\) reads GM bytes \[0, 256\) of 'x' reads bytes this block wrote by "
+                                 r"DataCopy\(UB->GM\) \(MTE3\) with no ordering between them: missing MTE3 -> MTE2 ordering"),
+    ("broken_missing_mte2_mte3", r"DataCopy\(UB->GM\): \(MTE3\) writes GM bytes \[0, 256\) of 'x' overwrites bytes this block is still "
+                                 r"reading by DataCopy\(GM->UB\) \(MTE2\) with no ordering between them: missing MTE2 -> MTE3 ordering"),
+    ("broken_use_after_free", r"Muls: src tensor at UB 0 of InitBuffer #1 \(TQue<VECIN> buffer 0\) is used after TQue::FreeTensor released it"),
+    ("broken_unwritten_read", r"Muls: \(V\) src UB \[0, 1024\) of InitBuffer #1 \(TQue<VECOUT> buffer 0\) reads memory never written "
+                              r"since its AllocTensor"),
+    ("broken_sync_all_kernel_type", r"SyncAll: hardware SyncAll in a kernel of type KERNEL_TYPE_AIV_ONLY: only KERNEL_TYPE_MIX_AIV_1_0 "
+                                    r"starts the scheduler"),
 ]
 
 
@@ -57,9 +82,65 @@ def test_sync_all_with_a_missing_block(broken):
         run(broken, "broken_sync_all", block_dim=2)
 
 
+SYSTEM_WORKSPACE = 16 * 1024 * 1024  # Ascend910B2's RESERVED_WORKSPACE
+
+
+def test_workspace_overrun(broken):
+    """The user workspace starts after the chip's system workspace and ends where the tiling said."""
+    ws = torch.empty(SYSTEM_WORKSPACE + 256, dtype=torch.uint8)
+    with pytest.raises(twin.TwinError, match=r"^kernel broken_workspace_overrun, block 0/1: GlobalTensor::SetGlobalBuffer: GM access of 512 "
+                                             r"bytes at offset 0 of 'workspace' overruns its 256 bytes"):
+        run(broken, "broken_workspace_overrun", workspace=ws)
+    with pytest.raises(twin.TwinError, match=r"GetUserWorkspace: the workspace holds 256 bytes, less than the 16777216 bytes of "
+                                             r"Ascend910B2's system workspace"):
+        run(broken, "broken_workspace_overrun", workspace=torch.empty(256, dtype=torch.uint8))
+
+
+def test_system_workspace_is_not_the_kernels(broken):
+    ws = torch.empty(SYSTEM_WORKSPACE + 256, dtype=torch.uint8)
+    with pytest.raises(twin.TwinError, match=r"^kernel broken_system_workspace, block 0/1: GlobalTensor::SetGlobalBuffer: GM access at offset 0 "
+                                             r"of the workspace, inside the first 16777216 bytes: the system workspace"):
+        run(broken, "broken_system_workspace", workspace=ws)
+
+
+def test_tiling_struct_must_be_registered(broken):
+    with pytest.raises(twin.TwinError, match=r"^kernel broken_unregistered_tiling, block 0/1: GET_TILING_DATA_WITH_STRUCT: the tiling struct "
+                                             r"BrokenTiling was not registered with REGISTER_TILING_DEFAULT"):
+        run(broken, "broken_unregistered_tiling")
+
+
+def test_cross_core_race_on_gm(broken):
+    """Block 1 stores what block 0 loads with no SyncAll between: caught whichever runs first."""
+    with pytest.raises(twin.TwinError, match=r"^kernel broken_cross_core_race, block [01]/2: DataCopy\((GM->UB|UB->GM)\): \((MTE2|MTE3)\) "
+                                             r"(reads|writes) GM bytes \[0, 256\) of 'x' (reads|overwrites) bytes block [01] "
+                                             r"(wrote|read).* with no SyncAll between them: cross-core race"):
+        run(broken, "broken_cross_core_race", block_dim=2)
+    run(broken, "correct_cross_core", block_dim=2)
+
+
+def test_soft_sync_all_needs_a_region_zeroed_before_the_launch(broken):
+    """310P's soft SyncAll counts in GM: with the region zeroed beforehand, blocks exchange data
+    across it; with stale counts it would pass early; zeroing it in the kernel races."""
+    run(broken, "correct_soft_sync", block_dim=2, chip="Ascend310P3", x=torch.zeros(256))
+    stale = torch.zeros(256)
+    stale.view(torch.int32)[8] = 5
+    with pytest.raises(twin.TwinError, match=r"^kernel correct_soft_sync, block 1/2: SyncAll\(gmWorkspace, ubWorkspace, usedCores\): this "
+                                             r"block's count in gmWorkspace is 5 at its SyncAll #1, not 0: the region was not zeroed"):
+        run(broken, "correct_soft_sync", block_dim=2, chip="Ascend310P3", x=stale)
+    with pytest.raises(twin.TwinError, match=r"^kernel broken_soft_sync_zeroed_in_kernel, block [01]/2: .*GM bytes \[\d+, \d+\) of 'x' "
+                                             r".*cross-core race"):
+        run(broken, "broken_soft_sync_zeroed_in_kernel", block_dim=2, chip="Ascend310P3", x=torch.zeros(256))
+
+
 def test_sync_all_needs_every_block_resident(broken):
-    with pytest.raises(twin.TwinError, match=r"SyncAll: block_dim 9 exceeds the 8 vector cores"):
-        run(broken, "broken_sync_all", block_dim=9, chip="Ascend310P3")
+    with pytest.raises(twin.TwinError, match=r"SyncAll: block_dim 49 exceeds the 48 vector cores"):
+        run(broken, "broken_sync_all", block_dim=49)
+
+
+def test_hardware_sync_all_does_not_exist_on_310p(broken):
+    with pytest.raises(twin.TwinError, match=r"block 0/2: SyncAll: hardware SyncAll does not exist on Ascend310P3 \(CANN compiles it "
+                                             r"to nothing there, so the blocks would race\)"):
+        run(broken, "broken_sync_all", block_dim=2, chip="Ascend310P3")
 
 
 def test_data_copy_pad_does_not_exist_on_310p(broken):

@@ -36,9 +36,11 @@ def check_add(x, y, **kw):
     return run
 
 
-# (chip, vector cores): 910B moves unaligned tails with DataCopyPad, 310P with whole 32 B blocks
+# (chip, vector cores): 910B (48 and 40 cores) moves unaligned tails with DataCopyPad, 310P with whole 32 B blocks
 # and overlapping windows (kernels/gm_copy.h); 310P has no bfloat16.
-CHIPS = [("Ascend910B2", 48), ("Ascend310P3", 8)]
+CHIPS = [("Ascend910B2", 48), ("Ascend910B3", 40), ("Ascend310P3", 8)]
+# RmsNormGrad hands dgamma rows across cores with a hardware SyncAll; 310P has none: one core.
+HARD_SYNC_ALL = {"Ascend910B2": True, "Ascend910B3": True, "Ascend310P3": False}
 
 
 def _chip_has(chip, *dtypes):
@@ -92,7 +94,8 @@ def test_every_row_partition(chip, rows, block_dim):
     x_dt, g_dt = combos[(rows + block_dim) % len(combos)]
     x, gamma, dy = randn((rows, cols), x_dt, gen), randn((cols,), g_dt, gen), randn((rows, cols), x_dt, gen)
     assert check_rms_norm(x, gamma, block_dim=block_dim, chip=chip).block_dim == block_dim
-    assert check_rms_norm_backward(dy, x, gamma, block_dim=block_dim, chip=chip).block_dim == block_dim
+    grad_block_dim = block_dim if HARD_SYNC_ALL[chip] else 1
+    assert check_rms_norm_backward(dy, x, gamma, block_dim=grad_block_dim, chip=chip).block_dim == grad_block_dim
     assert check_add(x, dy, block_dim=block_dim, chip=chip).block_dim == block_dim
 
 
@@ -101,7 +104,7 @@ def test_chip_core_counts(chip, cores):
     gen = generator()
     x, gamma, dy = randn((8192, 64), torch.float16, gen), randn((64,), torch.float16, gen), randn((8192, 64), torch.float16, gen)
     assert check_rms_norm(x, gamma, chip=chip).block_dim == cores
-    assert check_rms_norm_backward(dy, x, gamma, chip=chip).block_dim == cores
+    assert check_rms_norm_backward(dy, x, gamma, chip=chip).block_dim == (cores if HARD_SYNC_ALL[chip] else 1)
     assert check_add(x, dy, chip=chip).block_dim == cores
 
 
@@ -141,3 +144,12 @@ def test_310p_streams_flush_across_batches(rows, cols, dtype):
     x, gamma, dy = randn((rows, cols), dtype, gen), randn((cols,), dtype, gen), randn((rows, cols), dtype, gen)
     check_rms_norm(x, gamma, chip="Ascend310P3")
     check_rms_norm_backward(dy, x, gamma, chip="Ascend310P3")
+
+
+def test_310p_grad_refuses_several_cores():
+    """310P has no hardware SyncAll for core 0 to wait on the other cores' dgamma rows."""
+    gen = generator()
+    x, gamma = randn((16, 64), torch.float16, gen), randn((64,), torch.float16, gen)
+    _, rstd = torch.ops.airfuse.rms_norm(x, gamma, 1e-6)
+    with pytest.raises(twin.TwinError, match="^AirfuseRmsNormGrad: block_dim 2 needs a hardware SyncAll, which Ascend310P3 lacks"):
+        twin.rms_norm_backward(x, x, rstd, gamma, chip="Ascend310P3", block_dim=2)

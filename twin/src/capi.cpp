@@ -9,13 +9,15 @@ using airfuse::ChipInfo;
 using airfuse::tiling::DType;
 using airfuse::tiling::Result;
 
-int Finish(const Result& r, uint32_t* blockDim, uint64_t* workspace, char* err, int errLen) {
+// The workspace is reported whole, system part first, as the CANN adapter sizes it (user +
+// GetLibApiWorkSpaceSize) and twin_launch expects its "workspace" argument.
+int Finish(const ChipInfo& chip, const Result& r, uint32_t* blockDim, uint64_t* workspace, char* err, int errLen) {
     if (!r.ok()) {
         std::snprintf(err, size_t(errLen), "%s", r.error.c_str());
         return 1;
     }
     *blockDim = r.blockDim;
-    *workspace = r.workspaceBytes;
+    *workspace = chip.systemWorkspaceBytes + r.workspaceBytes;
     return 0;
 }
 
@@ -34,7 +36,7 @@ int twin_tiling_rms_norm(const char* soc, uint64_t rows, uint32_t cols, int32_t 
     const ChipInfo* c = Chip(soc, err, errLen);
     if (!c) return 1;
     auto r = airfuse::tiling::RmsNorm(*c, rows, cols, DType(x), DType(gamma), eps, static_cast<AirfuseRmsNormTilingData*>(out), force);
-    return Finish(r, blockDim, workspace, err, errLen);
+    return Finish(*c, r, blockDim, workspace, err, errLen);
 }
 
 int twin_tiling_rms_norm_grad(const char* soc, uint64_t rows, uint32_t cols, int32_t x, int32_t gamma, uint32_t force, void* out, uint32_t* blockDim,
@@ -42,14 +44,14 @@ int twin_tiling_rms_norm_grad(const char* soc, uint64_t rows, uint32_t cols, int
     const ChipInfo* c = Chip(soc, err, errLen);
     if (!c) return 1;
     auto r = airfuse::tiling::RmsNormGrad(*c, rows, cols, DType(x), DType(gamma), static_cast<AirfuseRmsNormGradTilingData*>(out), force);
-    return Finish(r, blockDim, workspace, err, errLen);
+    return Finish(*c, r, blockDim, workspace, err, errLen);
 }
 
 int twin_tiling_add(const char* soc, uint64_t elems, int32_t dtype, uint32_t force, void* out, uint32_t* blockDim, uint64_t* workspace, char* err, int errLen) {
     const ChipInfo* c = Chip(soc, err, errLen);
     if (!c) return 1;
     auto r = airfuse::tiling::Add(*c, elems, DType(dtype), static_cast<AirfuseAddTilingData*>(out), force);
-    return Finish(r, blockDim, workspace, err, errLen);
+    return Finish(*c, r, blockDim, workspace, err, errLen);
 }
 
 uint32_t twin_tiling_size(const char* op) {

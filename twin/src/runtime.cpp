@@ -1,7 +1,9 @@
 // Twin runtime: per-core state, the checks behind the API headers, and the launcher.
 #include <algorithm>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include "kernel_operator.h"
 
@@ -10,13 +12,41 @@ namespace {
 thread_local Core* tCore = nullptr;
 thread_local std::string tLeak;  // first end-of-kernel discipline error (set from destructors)
 
+// One rendezvous per kind of SyncAll: the hardware one (every block) and the soft one (blocks
+// 0..usedCores-1, which must agree on usedCores).
+struct Rendezvous {
+    uint32_t total = 0, arrived = 0, generation = 0;
+};
 struct Barrier {
     std::mutex m;
     std::condition_variable cv;
-    uint32_t total = 0, arrived = 0, exited = 0, generation = 0;
+    Rendezvous hard, soft;
+    std::vector<char> done;  // per block: returned from the kernel
     bool aborted = false;
 };
 Barrier* gBarrier = nullptr;
+
+// Waits until the `total` first blocks arrive; a block of them returning first would hang the NPU.
+void Meet(Rendezvous& r, std::unique_lock<std::mutex>& lk, const char* api) {
+    Barrier& b = *gBarrier;
+    uint32_t gen = r.generation;
+    if (++r.arrived == r.total) {
+        r.arrived = 0;
+        ++r.generation;
+        b.cv.notify_all();
+        return;
+    }
+    auto gone = [&] {
+        for (uint32_t i = 0; i < r.total; ++i)
+            if (b.done[i]) return true;
+        return false;
+    };
+    b.cv.wait(lk, [&] { return r.generation != gen || b.aborted || gone(); });
+    if (r.generation != gen) return;
+    if (b.aborted) throw Violation("aborted: another block failed");
+    lk.unlock();
+    Fail(api, "another block returned without calling SyncAll (the NPU would hang)");
+}
 }  // namespace
 
 Core& Cur() {
@@ -24,15 +54,36 @@ Core& Cur() {
     return *tCore;
 }
 
-void Fail(const char* api, const std::string& what) {
+namespace {
+std::string Prefix(const char* api) {
     Core& c = Cur();
-    throw Violation(Fmt("kernel %s, block %lld/%lld: %s: ", c.kernel, (long long)c.blockIdx, (long long)c.blockNum, api) + what);
+    return Fmt("kernel %s, block %lld/%lld: %s: ", c.kernel, (long long)c.blockIdx, (long long)c.blockNum, api);
 }
+}  // namespace
+
+void Fail(const char* api, const std::string& what) { throw Violation(Prefix(api) + what); }
+
+const char* Basename(const char* path) {
+    const char* slash = std::strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+const char* KernelTypeName(int type) {
+    static const char* names[] = {"KERNEL_TYPE_AIV_ONLY", "KERNEL_TYPE_AIC_ONLY", "KERNEL_TYPE_MIX_AIV_1_0", "KERNEL_TYPE_MIX_AIC_1_0",
+                                  "KERNEL_TYPE_MIX_AIC_1_1", "KERNEL_TYPE_MIX_AIC_1_2", "KERNEL_TYPE_AICORE", "KERNEL_TYPE_MIX_VECTOR_CORE"};
+    return type >= 0 && type < int(sizeof names / sizeof *names) ? names[type] : "none (KERNEL_TASK_TYPE_DEFAULT not called)";
+}
+
+void SetKernelType(int type) { Cur().kernelType = type; }
 
 const GmBuffer& CheckGm(const char* api, const void* p, uint64_t bytes) {
     auto* q = static_cast<const uint8_t*>(p);
     for (const GmBuffer& g : *Cur().gm)
-        if (q >= g.base && q <= g.base + g.bytes) {
+        if (q >= g.base && q < g.base + g.bytes + (g.name == kSystemWorkspace ? 0 : 1)) {
+            if (g.name == kSystemWorkspace)
+                Fail(api, Fmt("GM access at offset %llu of the workspace, inside the first %llu bytes: the system workspace the "
+                              "library owns; a kernel reaches its own part through GetUserWorkspace",
+                              (unsigned long long)(q - g.base), (unsigned long long)Cur().chip->systemWorkspaceBytes));
             uint64_t off = q - g.base;
             if (off + bytes > g.bytes)
                 Fail(api, Fmt("GM access of %llu bytes at offset %llu of '%s' overruns its %llu bytes", (unsigned long long)bytes,
@@ -42,13 +93,35 @@ const GmBuffer& CheckGm(const char* api, const void* p, uint64_t bytes) {
     Fail(api, Fmt("address %p is not inside any GM buffer of this launch", p));
 }
 
-void ReadTiling(void* dst, const uint8_t* tiling, uint64_t bytes) {
+uint8_t* UserWorkspace(uint8_t* workspace) {
+    const char* api = "GetUserWorkspace";
+    Core& c = Cur();
+    for (const GmBuffer& g : *c.gm)
+        if (g.name == kSystemWorkspace && g.base == workspace) {
+            if (g.bytes < c.chip->systemWorkspaceBytes)
+                Fail(api, Fmt("the workspace holds %llu bytes, less than the %u bytes of %s's system workspace that precede the user part; "
+                              "size it as the tiling reports (system + user)",
+                              (unsigned long long)g.bytes, c.chip->systemWorkspaceBytes, c.chip->socVersion));
+            return workspace + g.bytes;
+        }
+    Fail(api, workspace ? "the argument is not the launch's workspace"
+                        : "the launch has no workspace; pass one of the size the tiling reports (system + user)");
+}
+
+void RegisterTiling(const char* type) { Cur().tilingType = type; }
+
+void ReadTiling(void* dst, const uint8_t* tiling, uint64_t bytes, const char* type) {
+    Core& c = Cur();
+    if (!c.tilingType || std::strcmp(c.tilingType, type) != 0)
+        Fail("GET_TILING_DATA_WITH_STRUCT", Fmt("the tiling struct %s was not registered with REGISTER_TILING_DEFAULT: CANN would not "
+                                                "know the kernel's tiling is a standard C++ struct, nor how to parse it",
+                                                type));
     const GmBuffer& g = CheckGm("GET_TILING_DATA", tiling, bytes);
     if (g.name != "tiling") Fail("GET_TILING_DATA", Fmt("reads from '%s', not the tiling buffer", g.name.c_str()));
     std::memcpy(dst, tiling, bytes);
 }
 
-uint32_t UbAlloc(const char* api, uint32_t num, uint32_t len) {
+uint32_t UbAlloc(const char* api, uint32_t num, uint32_t len, const char* kind) {
     Core& c = Cur();
     if (!c.pipeAlive) Fail(api, "no TPipe constructed");
     uint32_t cap = c.chip->ubBytes;
@@ -62,7 +135,23 @@ uint32_t UbAlloc(const char* api, uint32_t num, uint32_t len) {
     uint32_t off = c.ubUsed;
     c.ubUsed += uint32_t(num * rounded);
     c.bufCount += num;
+    ++c.initBuffers;
+    for (uint32_t i = 0; i < num; ++i) {
+        bool queue = std::strncmp(kind, "TQue", 4) == 0;
+        std::string name = Fmt("InitBuffer #%u (%s", c.initBuffers, kind) + (queue ? Fmt(" buffer %u)", i) : ")");
+        c.sync.ranges.push_back({off + uint32_t(i * rounded), uint32_t(rounded), name});
+    }
     return off;
+}
+
+int32_t NewQueueBuffer(uint32_t off, AscendC::HardEvent freeEvent) {
+    SyncState& s = Cur().sync;
+    BufEvents b;
+    for (const UbRange& r : s.ranges)
+        if (r.off == off) b.name = r.name;
+    b.freeEvent = int8_t(freeEvent);
+    s.bufs.push_back(b);
+    return int32_t(s.bufs.size() - 1);
 }
 
 void RegisterQueue(QueueBase* q) { Cur().queues.push_back(q); }
@@ -79,6 +168,14 @@ int QueueBase::Find(const char* api, uint32_t ubOffset) const {
     Fail(api, Fmt("tensor at UB offset %u does not belong to this queue", ubOffset));
 }
 
+namespace {
+// TQue's events (asc-devkit impl/basic_api/kernel_tquebind_impl.h, kernel_event.h GetQueEvt):
+// VECIN buffers are filled by MTE2 and consumed by V, VECOUT buffers filled by V, drained by MTE3.
+AscendC::HardEvent EnQueEvent(AscendC::TPosition pos) {
+    return pos == AscendC::TPosition::VECIN ? AscendC::HardEvent::MTE2_V : AscendC::HardEvent::V_MTE3;
+}
+}  // namespace
+
 uint32_t QueueBase::Alloc() {
     const char* api = "TQue::AllocTensor";
     if (!initialised) Fail(api, "queue used before TPipe::InitBuffer");
@@ -92,7 +189,19 @@ uint32_t QueueBase::Alloc() {
         ++live;
         state[i] = BufState::OCCUPIED;
         next = (i + 1) % state.size();
-        return offs[i];
+        BufEvents& b = c.sync.bufs[ids[i]];
+        if (b.freeId >= 0) {
+            auto e = AscendC::HardEvent(b.freeEvent);
+            WaitFlagAt(e, b.freeId, api, Site{}, ids[i]);
+            ReleaseEventId(e, b.freeId);
+            b.freeId = -1;
+        }
+        ++b.gen;
+        b.free = false;
+        // The buffer holds whatever it held before: poison it, so a read of unwritten data shows.
+        if (!c.countOnly) std::memset(c.ub.data() + offs[i], 0xff, len);
+        for (uint32_t blk = offs[i] / 32; blk < (offs[i] + len) / 32; ++blk) c.sync.ub[blk].unwritten = true;
+        return i;
     }
     Fail(api, Fmt("no FREE buffer among %zu (the NPU would hang)", state.size()));
 }
@@ -105,6 +214,9 @@ void QueueBase::EnQue(uint32_t ubOffset) {
     if (int32_t(fifo.size()) >= depth) Fail(api, Fmt("%zu tensors already enqueued, queue depth is %d", fifo.size(), depth));
     state[i] = BufState::ENQUE;
     fifo.push_back(uint32_t(i));
+    BufEvents& b = Cur().sync.bufs[ids[i]];
+    b.enqueId = AllocEventId(EnQueEvent(pos), api);
+    SetFlagAt(EnQueEvent(pos), b.enqueId, api, Site{}, ids[i]);
 }
 
 uint32_t QueueBase::DeQue() {
@@ -114,7 +226,11 @@ uint32_t QueueBase::DeQue() {
     uint32_t i = fifo.front();
     fifo.erase(fifo.begin());
     state[i] = BufState::DEQUE;
-    return offs[i];
+    BufEvents& b = Cur().sync.bufs[ids[i]];
+    WaitFlagAt(EnQueEvent(pos), b.enqueId, api, Site{}, ids[i]);
+    ReleaseEventId(EnQueEvent(pos), b.enqueId);
+    b.enqueId = -1;
+    return i;
 }
 
 void QueueBase::Free(uint32_t ubOffset) {
@@ -124,13 +240,19 @@ void QueueBase::Free(uint32_t ubOffset) {
     if (state[i] == BufState::ENQUE) Fail(api, Fmt("buffer %d is still enqueued", i));
     state[i] = BufState::FREE;
     --Cur().liveBufs[int(pos)];
+    BufEvents& b = Cur().sync.bufs[ids[i]];
+    auto e = AscendC::HardEvent(b.freeEvent);
+    b.freeId = AllocEventId(e, api);
+    SetFlagAt(e, b.freeId, api, Site{}, ids[i]);
+    ++b.gen;
+    b.free = true;
 }
 
 QueueBase::~QueueBase() {
     if (!tCore || !tLeak.empty()) return;
     for (size_t i = 0; i < state.size(); ++i)
         if (state[i] != BufState::FREE) {
-            tLeak = Fmt("buffer %zu of a %s queue is %s at kernel end; every tensor must be freed", i,
+            tLeak = Prefix("kernel end") + Fmt("buffer %zu of a %s queue is %s at kernel end; every tensor must be freed", i,
                         pos == AscendC::TPosition::VECIN ? "VECIN" : pos == AscendC::TPosition::VECOUT ? "VECOUT" : "VECCALC", StateName(state[i]));
             return;
         }
@@ -195,22 +317,52 @@ void CheckCastMode(const char* src, const char* dst, AscendC::RoundMode mode) {
 
 void SyncAllBlocks() {
     Core& c = Cur();
+    if (!c.chip->hardSyncAll)
+        Fail("SyncAll", Fmt("hardware SyncAll does not exist on %s (CANN compiles it to nothing there, so the blocks would race); use "
+                            "SyncAll(gmWorkspace, ubWorkspace, usedCores)",
+                            c.chip->socVersion));
+    if (c.kernelType != kKernelTypeMixAiv10)
+        Fail("SyncAll", Fmt("hardware SyncAll in a kernel of type %s: only KERNEL_TYPE_MIX_AIV_1_0 starts the scheduler that carries "
+                            "cross-core flags for a vector kernel",
+                            KernelTypeName(c.kernelType)));
+    BarrierAt(AscendC::PIPE_ALL, Site{});
     if (uint64_t(c.blockNum) > c.chip->vectorCores)
         Fail("SyncAll", Fmt("block_dim %lld exceeds the %u vector cores; not all blocks would be resident", (long long)c.blockNum, c.chip->vectorCores));
-    Barrier& b = *gBarrier;
-    std::unique_lock<std::mutex> lk(b.m);
-    uint32_t gen = b.generation;
-    if (++b.arrived == b.total) {
-        b.arrived = 0;
-        ++b.generation;
-        b.cv.notify_all();
-        return;
+    std::unique_lock<std::mutex> lk(gBarrier->m);
+    Meet(gBarrier->hard, lk, "SyncAll");
+    ++c.sync.epoch;
+}
+
+// The soft SyncAll (SyncAll.md; [ADK] dav_m200 SoftSyncAllImpl): block i counts its SyncAlls in
+// the int32 at gmWorkspace[8 i] and waits until the participants' counts add up. So the region
+// must hold zeros before any block's first SyncAll: zeroed before the launch (a block zeroing it
+// itself races with the others' counts, which the GM race check reports).
+void SoftSyncAllBlocks(int32_t* gm, uint64_t gmElems, uint64_t ubBytes, int32_t usedCores) {
+    const char* api = "SyncAll(gmWorkspace, ubWorkspace, usedCores)";
+    Core& c = Cur();
+    uint64_t need = uint64_t(c.blockNum) * 32;
+    if (usedCores < 0 || usedCores > c.blockNum) Fail(api, Fmt("usedCores %d outside 0..block_dim %lld", usedCores, (long long)c.blockNum));
+    uint32_t total = usedCores ? uint32_t(usedCores) : uint32_t(c.blockNum);
+    if (uint64_t(c.blockIdx) >= total) Fail(api, Fmt("block %lld calls it, but usedCores is %u", (long long)c.blockIdx, total));
+    if (gmElems * 4 < need) Fail(api, Fmt("gmWorkspace holds %llu bytes, GetBlockNum() * 32 = %llu needed", (unsigned long long)gmElems * 4, (unsigned long long)need));
+    if (ubBytes < need) Fail(api, Fmt("ubWorkspace holds %llu bytes, GetBlockNum() * 32 = %llu needed", (unsigned long long)ubBytes, (unsigned long long)need));
+    BarrierAt(AscendC::PIPE_ALL, Site{});
+    int32_t* slot = gm + c.blockIdx * 8;
+    uint32_t k = ++c.softSyncs;
+    Instr(api, kPipeMte3).Gm(slot, 4, true);
+    if (!c.countOnly) {
+        if (*slot != int32_t(k - 1))
+            Fail(api, Fmt("this block's count in gmWorkspace is %d at its SyncAll #%u, not %u: the region was not zeroed before the launch "
+                          "(the NPU barrier would pass early or never)",
+                          *slot, k, k - 1));
+        *slot = int32_t(k);
     }
-    b.cv.wait(lk, [&] { return b.generation != gen || b.aborted || b.exited > 0; });
-    if (b.generation != gen) return;
-    if (b.aborted) throw Violation("aborted: another block failed");
-    lk.unlock();
-    Fail("SyncAll", "another block returned without calling SyncAll (the NPU would hang)");
+    std::unique_lock<std::mutex> lk(gBarrier->m);
+    Rendezvous& r = gBarrier->soft;
+    if (r.arrived == 0 && r.total != total) r.total = total;
+    if (r.total != total) Fail(api, Fmt("usedCores %u here, %u in another block", total, r.total));
+    Meet(r, lk, api);
+    ++c.sync.epoch;
 }
 
 }  // namespace twin
@@ -221,26 +373,28 @@ TPipe::TPipe() {
     twin::Core& c = twin::Cur();
     if (c.pipeAlive) twin::Fail("TPipe", "TPipe has already been constructed; one per kernel");
     c.pipeAlive = true;
+    c.tpipe = this;
 }
 
+// As TPipe's Destroy: wait the flag of every freed queue buffer still pending, then PIPE_ALL.
+// A violation here is reported at kernel end (a destructor must not throw).
 TPipe::~TPipe() {
-    if (twin::tCore) twin::tCore->pipeAlive = false;
-}
-
-void SetFlagImpl(HardEvent e, int32_t id) {
-    twin::Core& c = twin::Cur();
-    if (id < 0 || id > 7) twin::Fail("SetFlag", twin::Fmt("event id %d outside 0..7", id));
-    uint32_t& bits = c.eventsSet[int(e)];
-    if (bits & (1u << id)) twin::Fail("SetFlag", twin::Fmt("event %d id %d set twice without WaitFlag", int(e), id));
-    bits |= 1u << id;
-}
-
-void WaitFlagImpl(HardEvent e, int32_t id) {
-    twin::Core& c = twin::Cur();
-    if (id < 0 || id > 7) twin::Fail("WaitFlag", twin::Fmt("event id %d outside 0..7", id));
-    uint32_t& bits = c.eventsSet[int(e)];
-    if (!(bits & (1u << id))) twin::Fail("WaitFlag", twin::Fmt("event %d id %d waited on without SetFlag", int(e), id));
-    bits &= ~(1u << id);
+    twin::Core* c = twin::tCore;
+    if (!c) return;
+    c->pipeAlive = false;
+    if (std::uncaught_exceptions() == 0 && twin::tLeak.empty()) {
+        try {
+            for (size_t i = 0; i < c->sync.bufs.size(); ++i) {
+                twin::BufEvents& b = c->sync.bufs[i];
+                if (b.free && b.freeId >= 0) twin::WaitFlagAt(HardEvent(b.freeEvent), b.freeId, "TPipe destructor", twin::Site{}, int32_t(i));
+                b.freeId = -1;
+            }
+            twin::BarrierAt(PIPE_ALL, twin::Site{});
+        } catch (const std::exception& ex) {
+            twin::tLeak = ex.what();
+        }
+    }
+    c->tpipe = nullptr;
 }
 
 }  // namespace AscendC
@@ -268,6 +422,10 @@ void Call(void* fn, int n, uint8_t** a) {
     }
 }
 
+// The mutation test's controls (twin_disable_sync_site, twin_sync_sites); set between launches.
+std::string gDisabledSite;
+std::set<std::string> gSitesSeen;
+
 void CopyErr(char* err, int len, const std::string& s) {
     if (len <= 0) return;
     std::snprintf(err, size_t(len), "%s", s.c_str());
@@ -283,11 +441,28 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
     if (!chip) return CopyErr(err, errLen, Fmt("unknown chip '%s'", soc)), 1;
     if (blockDim < 1 || blockDim > 65535) return CopyErr(err, errLen, Fmt("block_dim %u outside 1..65535", blockDim)), 1;
     std::vector<GmBuffer> gm;
+    // Cross-core race shadows, one cell per byte: only where the launch moves real data. The
+    // "workspace" argument starts with the chip's system workspace, which kernels must not touch.
+    std::vector<std::unique_ptr<GmShadow>> shadows;
     for (int i = 0; i < nargs; ++i)
-        if (args[i] && sizes[i]) gm.push_back({names[i], args[i], sizes[i]});
+        if (args[i] && sizes[i]) {
+            uint64_t skip = 0;
+            if (std::strcmp(names[i], kWorkspace) == 0) {
+                skip = std::min<uint64_t>(sizes[i], chip->systemWorkspaceBytes);
+                gm.push_back({kSystemWorkspace, args[i], skip});
+                if (skip == sizes[i]) continue;
+            }
+            gm.push_back({names[i], args[i] + skip, sizes[i] - skip});
+            if (!countOnly) {
+                shadows.push_back(std::make_unique<GmShadow>());
+                shadows.back()->cells.resize(sizes[i] - skip);
+                gm.back().shadow = shadows.back().get();
+            }
+        }
     std::vector<Core> cores(blockDim);
     Barrier barrier;
-    barrier.total = blockDim;
+    barrier.hard.total = blockDim;
+    barrier.done.assign(blockDim, 0);
     gBarrier = &barrier;
     std::mutex errMutex;
     std::string firstErr;
@@ -299,21 +474,22 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
         c.blockNum = blockDim;
         c.countOnly = countOnly != 0;
         c.ub.assign(chip->ubBytes, 0xff);  // AllocTensor gives no defined contents: poison
+        c.sync.ub.resize((chip->ubBytes + 31) / 32);
+        c.disabledSite = gDisabledSite;
         c.gm = &gm;
         tCore = &c;
         tLeak.clear();
         std::string msg;
         try {
             Call(fn, nargs, args);
-            if (!tLeak.empty()) Fail("kernel end", tLeak);
-            for (int e = 0; e < 16; ++e)
-                if (c.eventsSet[e]) Fail("kernel end", Fmt("event %d has ids 0x%x set but never waited on", e, c.eventsSet[e]));
+            if (!tLeak.empty()) throw Violation(tLeak);
+            CheckEventsAtEnd();
         } catch (const std::exception& ex) {
             msg = ex.what();
         }
         tCore = nullptr;
         std::lock_guard<std::mutex> lk(barrier.m);
-        ++barrier.exited;
+        barrier.done[b] = 1;
         if (!msg.empty()) {
             barrier.aborted = true;
             std::lock_guard<std::mutex> ek(errMutex);
@@ -329,7 +505,24 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
     for (const Core& c : cores) {
         *bytesRead += c.gmRead;
         *bytesWritten += c.gmWritten;
+        for (const auto& site : c.sitesSeen) gSitesSeen.insert(Fmt("%s:%d", Basename(site.first), site.second));
     }
     if (!firstErr.empty()) return CopyErr(err, errLen, firstErr), 1;
     return 0;
+}
+
+// Mutation test: the SetFlag (with the WaitFlag that consumes it) or PipeBarrier called at
+// "file:line" is skipped in the following launches; "" restores every site.
+extern "C" void twin_disable_sync_site(const char* site) { gDisabledSite = site; }
+
+// The SetFlag and PipeBarrier call sites executed since the last call, one "file:line" per
+// line; returns the length needed (the list is cleared only when it fit).
+extern "C" int twin_sync_sites(char* out, int len) {
+    std::string all;
+    for (const std::string& s : gSitesSeen) all += s + "\n";
+    if (int(all.size()) < len) {
+        std::snprintf(out, size_t(len), "%s", all.c_str());
+        gSitesSeen.clear();
+    }
+    return int(all.size());
 }

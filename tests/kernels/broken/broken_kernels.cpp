@@ -110,6 +110,7 @@ extern "C" __global__ __aicore__ void broken_unwaited_flag(GM_ADDR x, GM_ADDR wo
 
 // Block 1 returns without reaching SyncAll while block 0 waits in it.
 extern "C" __global__ __aicore__ void broken_sync_all(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
     if (GetBlockIdx() == 0) SyncAll();
 }
 
@@ -126,6 +127,9 @@ extern "C" __global__ __aicore__ void correct_copy(GM_ADDR x, GM_ADDR workspace,
     q.EnQue(t);
     t = q.DeQue<float>();
     Muls(t, t, 2.0f, kElems);
+    int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+    SetFlag<HardEvent::V_MTE3>(eventVMte3);
+    WaitFlag<HardEvent::V_MTE3>(eventVMte3);
     DataCopy(g, t, kElems);
     q.FreeTensor(t);
 }
@@ -197,4 +201,237 @@ extern "C" __global__ __aicore__ void broken_scalar_gm_store(GM_ADDR x, GM_ADDR 
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kElems);
     g.SetValue(kElems, 1.0f);
+}
+
+// ---- synchronisation: each breaks one ordering rule of the pipes (twin/README.md) ----
+
+// A freed VECIN buffer holds V_MTE2 id 0 until its next AllocTensor; a literal id 0 sets it twice.
+extern "C" __global__ __aicore__ void broken_reused_event_id(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, kElems * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, g, kElems);
+    q.EnQue(t);
+    t = q.DeQue<float>();
+    q.FreeTensor(t);
+    SetFlag<HardEvent::V_MTE2>(0);
+    WaitFlag<HardEvent::V_MTE2>(0);
+}
+
+// The user's WaitFlag consumes the freed buffer's flag; TPipe's destructor then waits forever.
+extern "C" __global__ __aicore__ void broken_stolen_queue_flag(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, kElems * sizeof(float));
+    LocalTensor<float> t = q.AllocTensor<float>();
+    q.FreeTensor(t);
+    WaitFlag<HardEvent::V_MTE2>(0);
+}
+
+extern "C" __global__ __aicore__ void broken_wait_never_set(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    WaitFlag<HardEvent::MTE2_V>(GetTPipePtr()->FetchEventID(HardEvent::MTE2_V));
+}
+
+// Nine ids of one HardEvent held at once: the hardware has eight.
+extern "C" __global__ __aicore__ void broken_too_many_event_ids(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    for (int i = 0; i < 9; ++i) pipe.AllocEventID<HardEvent::V_S>();
+}
+
+// A vector op reads a tile MTE2 may still be loading.
+extern "C" __global__ __aicore__ void broken_missing_mte2_v(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, kElems * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> t = buf.Get<float>();
+    DataCopy(t, g, kElems);
+    Muls(t, t, 2.0f, kElems);
+}
+
+// MTE3 stores a tile the vector unit may still be writing.
+extern "C" __global__ __aicore__ void broken_missing_v_mte3(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, kElems * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, g, kElems);
+    q.EnQue(t);
+    t = q.DeQue<float>();
+    Muls(t, t, 2.0f, kElems);
+    DataCopy(g, t, kElems);
+    q.FreeTensor(t);
+}
+
+// The scalar unit reads a vector result without waiting for the vector pipe.
+extern "C" __global__ __aicore__ void broken_missing_v_s(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    LocalTensor<float> t = buf.Get<float>();
+    Duplicate(t, 1.0f, 64);
+    t.GetValue(0);
+}
+
+// Two dependent vector ops with no PipeBarrier<PIPE_V> between them.
+extern "C" __global__ __aicore__ void broken_missing_vector_barrier(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 512);
+    LocalTensor<float> a = buf.Get<float>(64);
+    LocalTensor<float> b = buf.GetWithOffset<float>(64, 256);
+    Duplicate(a, 1.0f, 64);
+    PipeBarrier<PIPE_V>();
+    Muls(b, a, 2.0f, 64);
+    Muls(a, b, 2.0f, 64);
+}
+
+// MTE2 reads back GM this core's MTE3 may still be writing.
+extern "C" __global__ __aicore__ void broken_missing_mte3_mte2(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 2 * 256);
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> a = buf.Get<float>(64);
+    Duplicate(a, 1.0f, 64);
+    int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+    SetFlag<HardEvent::V_MTE3>(eventVMte3);
+    WaitFlag<HardEvent::V_MTE3>(eventVMte3);
+    DataCopy(g, a, 64);
+    DataCopy(buf.GetWithOffset<float>(64, 256), g, 64);
+}
+
+// A vector op on a tensor whose buffer went back to the queue.
+extern "C" __global__ __aicore__ void broken_use_after_free(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, kElems * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, g, kElems);
+    q.EnQue(t);
+    t = q.DeQue<float>();
+    q.FreeTensor(t);
+    Muls(t, t, 2.0f, kElems);
+}
+
+// A freshly allocated buffer read before anything wrote it.
+extern "C" __global__ __aicore__ void broken_unwritten_read(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECOUT, 1> q;
+    pipe.InitBuffer(q, 1, kElems * sizeof(float));
+    LocalTensor<float> t = q.AllocTensor<float>();
+    Muls(t, t, 2.0f, kElems);
+    q.FreeTensor(t);
+}
+
+// Hardware SyncAll in an AIV_ONLY kernel: the scheduler that carries the flags is off.
+extern "C" __global__ __aicore__ void broken_sync_all_kernel_type(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    SyncAll();
+}
+
+// Block 1 stores x[0..64) while block 0 loads it, with no SyncAll between (`synced`: with one).
+template <bool synced> void CrossCore(GM_ADDR x) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> t = buf.Get<float>(64);
+    if (GetBlockIdx() == 1) {
+        Duplicate(t, 1.0f, 64);
+        int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMte3);
+        WaitFlag<HardEvent::V_MTE3>(eventVMte3);
+        DataCopy(g, t, 64);
+    }
+    if (synced) SyncAll();
+    if (GetBlockIdx() == 0) DataCopy(t, g, 64);
+}
+extern "C" __global__ __aicore__ void broken_cross_core_race(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { CrossCore<false>(x); }
+extern "C" __global__ __aicore__ void correct_cross_core(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { CrossCore<true>(x); }
+
+// ---- workspace and tiling ----
+
+// 512 bytes through GetUserWorkspace when the tiling gave the kernel 256.
+extern "C" __global__ __aicore__ void broken_workspace_overrun(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    GlobalTensor<float> w;
+    w.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), 128);
+}
+
+// The workspace pointer used as is: its first bytes are the system workspace.
+extern "C" __global__ __aicore__ void broken_system_workspace(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    GlobalTensor<float> w;
+    w.SetGlobalBuffer((__gm__ float*)workspace, 64);
+}
+
+struct BrokenTiling {
+    uint32_t n;
+};
+
+// A standard C++ tiling struct read without REGISTER_TILING_DEFAULT.
+extern "C" __global__ __aicore__ void broken_unregistered_tiling(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    GET_TILING_DATA_WITH_STRUCT(BrokenTiling, t, tiling);
+}
+
+// ---- the soft SyncAll (310P's only cross-core barrier) ----
+
+// Blocks 0 and 1 meet in the soft SyncAll on x[0..16) as int32 (`zeroInKernel`: each block
+// zeroes that region itself first); block 1 stores x[64..128) before it, block 0 loads it after.
+template <bool zeroInKernel> void SoftSync(GM_ADDR x) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 512);
+    GlobalTensor<int32_t> sync;
+    sync.SetGlobalBuffer((__gm__ int32_t*)x, 16);
+    GlobalTensor<float> data;
+    data.SetGlobalBuffer((__gm__ float*)x + 64, 64);
+    LocalTensor<float> t = buf.Get<float>(64);
+    if (zeroInKernel) {
+        LocalTensor<int32_t> zeros = buf.GetWithOffset<int32_t>(16, 256);
+        for (int i = 0; i < 16; ++i) zeros.SetValue(i, 0);
+        int32_t eventSMte3 = GetTPipePtr()->FetchEventID(HardEvent::S_MTE3);
+        SetFlag<HardEvent::S_MTE3>(eventSMte3);
+        WaitFlag<HardEvent::S_MTE3>(eventSMte3);
+        DataCopy(sync, zeros, 16);
+    }
+    if (GetBlockIdx() == 1) {
+        Duplicate(t, 1.0f, 64);
+        int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMte3);
+        WaitFlag<HardEvent::V_MTE3>(eventVMte3);
+        DataCopy(data, t, 64);
+    }
+    SyncAll(sync, buf.GetWithOffset<int32_t>(64, 256), 2);
+    if (GetBlockIdx() == 0) DataCopy(t, data, 64);
+}
+extern "C" __global__ __aicore__ void correct_soft_sync(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { SoftSync<false>(x); }
+extern "C" __global__ __aicore__ void broken_soft_sync_zeroed_in_kernel(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { SoftSync<true>(x); }
+
+// In place: MTE3 overwrites x[0..64) that this core's MTE2 may still be loading.
+extern "C" __global__ __aicore__ void broken_missing_mte2_mte3(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 512);
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> a = buf.Get<float>(64);
+    LocalTensor<float> b = buf.GetWithOffset<float>(64, 256);
+    Duplicate(b, 1.0f, 64);
+    int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+    SetFlag<HardEvent::V_MTE3>(eventVMte3);
+    WaitFlag<HardEvent::V_MTE3>(eventVMte3);
+    DataCopy(a, g, 64);
+    DataCopy(g, b, 64);
 }

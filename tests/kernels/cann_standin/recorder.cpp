@@ -139,7 +139,8 @@ int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const c
     }
     if (!def->Attrs().empty()) ctx.attrs.floats.push_back(attr);
     ctx.platform = fe::PlatFormInfos{soc, cores, ub};
-    if (def->AICoreDef().tiling(&ctx) != ge::GRAPH_SUCCESS || ctx.tilingData.size() > cap) return 1;
+    ctx.tilingCapacity = cap;
+    if (def->AICoreDef().tiling(&ctx) != ge::GRAPH_SUCCESS) return 1;
     std::copy(ctx.tilingData.begin(), ctx.tilingData.end(), tiling);
     *tilingSize = uint32_t(ctx.tilingData.size());
     *blockDim = ctx.blockDim;

@@ -33,7 +33,6 @@ template <typename T> struct DataCopyPadExtParams {
 
 namespace twin {
 
-void CheckUbOperand(const char* api, const char* which, AscendC::TPosition pos, uint32_t ubOffset);
 void CheckFits(const char* api, const char* which, uint64_t needBytes, uint32_t haveBytes);
 void CheckDataCopyLen(const char* api, uint64_t bytes);
 void CheckGlobalSize(const char* api, uint64_t needElems, uint64_t haveElems);
@@ -51,6 +50,9 @@ template <typename T> void DataCopy(const LocalTensor<T>& dst, const GlobalTenso
     twin::CheckFits(api, "dst", bytes, dst.Bytes());
     twin::CheckGlobalSize(api, count, src.GetSize());
     twin::CheckGm(api, src.GetPhyAddr(), bytes);
+    twin::Instr in(api, twin::kPipeMte2);
+    in.Gm(src.GetPhyAddr(), bytes, false);
+    dst.Access(in, "dst", bytes, true);
     twin::Cur().gmRead += bytes;
     if (!twin::Cur().countOnly) std::memcpy(dst.Data(), src.GetPhyAddr(), bytes);
 }
@@ -63,6 +65,9 @@ template <typename T> void DataCopy(const GlobalTensor<T>& dst, const LocalTenso
     twin::CheckFits(api, "src", bytes, src.Bytes());
     twin::CheckGlobalSize(api, count, dst.GetSize());
     twin::CheckGm(api, dst.GetPhyAddr(), bytes);
+    twin::Instr in(api, twin::kPipeMte3);
+    src.Access(in, "src", bytes, false);
+    in.Gm(dst.GetPhyAddr(), bytes, true);
     twin::Cur().gmWritten += bytes;
     if (!twin::Cur().countOnly) std::memcpy(dst.GetPhyAddr(), src.Data(), bytes);
 }
@@ -84,6 +89,9 @@ void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Da
     twin::CheckFits(api, "dst", (p.blockCount - 1) * ubStep + blockUb, dst.Bytes());
     twin::CheckGlobalSize(api, gmSpan / sizeof(T), src.GetSize());
     twin::CheckGm(api, src.GetPhyAddr(), gmSpan);
+    twin::Instr in(api, twin::kPipeMte2);
+    in.Gm(src.GetPhyAddr(), gmSpan, false);
+    dst.Access(in, "dst", (p.blockCount - 1) * ubStep + blockUb, true);
     twin::Cur().gmRead += uint64_t(p.blockLen) * p.blockCount;
     if (twin::Cur().countOnly) return;
     auto* ub = reinterpret_cast<uint8_t*>(dst.Data());
@@ -112,6 +120,9 @@ template <typename T> void DataCopyPad(const GlobalTensor<T>& dst, const LocalTe
     twin::CheckFits(api, "src", (p.blockCount - 1) * ubStep + p.blockLen, src.Bytes());
     twin::CheckGlobalSize(api, gmSpan / sizeof(T), dst.GetSize());
     twin::CheckGm(api, dst.GetPhyAddr(), gmSpan);
+    twin::Instr in(api, twin::kPipeMte3);
+    src.Access(in, "src", (p.blockCount - 1) * ubStep + p.blockLen, false);
+    in.Gm(dst.GetPhyAddr(), gmSpan, true);
     twin::Cur().gmWritten += uint64_t(p.blockLen) * p.blockCount;
     if (twin::Cur().countOnly) return;
     auto* ub = reinterpret_cast<const uint8_t*>(src.Data());

@@ -7,9 +7,12 @@
 #include <cstdarg>
 #include <string>
 #include <vector>
+#include <set>
+#include <utility>
 #include <stdexcept>
 #include <type_traits>
 #include "chip.h"
+#include "sync_state.h"
 
 // Device qualifiers mean nothing on the CPU (as in CANN's own CPU debug mode).
 #define __aicore__
@@ -28,13 +31,22 @@ namespace twin {
 
 using Chip = airfuse::ChipInfo;
 
+struct GmShadow;
+
 struct GmBuffer {
     std::string name;
     const uint8_t* base;
     uint64_t bytes;
+    GmShadow* shadow = nullptr;  // cross-core race state; none in count-only launches
 };
 
 struct QueueBase;
+
+// KERNEL_TASK_TYPE_DEFAULT values (kernel_operator.h); -1 = the kernel set none.
+constexpr int kKernelTypeUnset = -1, kKernelTypeMixAiv10 = 2;
+const char* KernelTypeName(int type);
+void SetKernelType(int type);
+void CheckEventsAtEnd();
 
 // Everything one simulated vector core owns during a launch (one thread per core).
 struct Core {
@@ -46,10 +58,17 @@ struct Core {
     std::vector<uint8_t> ub;
     uint32_t ubUsed = 0;
     uint32_t bufCount = 0;
+    uint32_t initBuffers = 0;     // TPipe::InitBuffer calls, to name buffers in messages
+    uint32_t softSyncs = 0;       // soft SyncAll calls passed
     bool pipeAlive = false;
     uint32_t liveBufs[16] = {};   // allocated queue buffers per TPosition
-    uint32_t eventsSet[16] = {};  // bit i = event id i set, per HardEvent
     std::vector<QueueBase*> queues;
+    void* tpipe = nullptr;        // the kernel's TPipe (GetTPipePtr)
+    int kernelType = kKernelTypeUnset;
+    const char* tilingType = nullptr;  // REGISTER_TILING_DEFAULT's struct
+    SyncState sync;
+    std::set<std::pair<const char*, int>> sitesSeen;  // SetFlag/PipeBarrier call sites run
+    std::string disabledSite;                          // "file:line" the mutation test switched off
     uint64_t gmRead = 0;
     uint64_t gmWritten = 0;
     const std::vector<GmBuffer>* gm = nullptr;
@@ -65,6 +84,8 @@ public:
 // Stops the launch: message names kernel, block, API and the offending values.
 [[noreturn]] void Fail(const char* api, const std::string& what);
 
+const char* Basename(const char* path);
+
 inline std::string Fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
 inline std::string Fmt(const char* f, ...) {
     char buf[512];
@@ -75,10 +96,16 @@ inline std::string Fmt(const char* f, ...) {
     return buf;
 }
 
+// GM buffer names the launcher gives the workspace's two parts.
+constexpr const char* kWorkspace = "workspace";
+constexpr const char* kSystemWorkspace = "system workspace";
+
 // GM bounds: [p, p+bytes) must lie inside one registered buffer.
 const GmBuffer& CheckGm(const char* api, const void* p, uint64_t bytes);
 
 void SyncAllBlocks();
+void SoftSyncAllBlocks(int32_t* gm, uint64_t gmElems, uint64_t ubBytes, int32_t usedCores);
+uint8_t* UserWorkspace(uint8_t* workspace);
 
 template <typename T> constexpr const char* TypeName() {
     if constexpr (std::is_same_v<T, float>) return "float";

@@ -12,6 +12,7 @@ struct QueueBase {
     int32_t depth = 1;
     uint32_t len = 0;
     std::vector<uint32_t> offs;
+    std::vector<int32_t> ids;    // buffer ids in the core's SyncState::bufs
     std::vector<BufState> state;
     std::vector<uint32_t> fifo;  // buffer indices in EnQue order
     uint32_t next = 0;           // round-robin start for AllocTensor
@@ -19,15 +20,20 @@ struct QueueBase {
     ~QueueBase();
 
     int Find(const char* api, uint32_t ubOffset) const;
+    // Alloc and DeQue return the buffer index; each takes the events TQue does (SyncState::bufs).
     uint32_t Alloc();
     void EnQue(uint32_t ubOffset);
     uint32_t DeQue();
     void Free(uint32_t ubOffset);
 };
 
-// Bump-allocates `num` buffers of `len` bytes (rounded up to 32 B) and checks UB capacity.
-uint32_t UbAlloc(const char* api, uint32_t num, uint32_t len);
+// Bump-allocates `num` buffers of `len` bytes (rounded up to 32 B) and checks UB capacity;
+// `kind` names them in messages.
+uint32_t UbAlloc(const char* api, uint32_t num, uint32_t len, const char* kind);
 void RegisterQueue(QueueBase* q);
+// A queue buffer's entry in SyncState::bufs; FreeTensor sets `freeEvent` (V_MTE2 for VECIN,
+// MTE3_V for VECOUT), the next AllocTensor waits it.
+int32_t NewQueueBuffer(uint32_t off, AscendC::HardEvent freeEvent);
 
 }  // namespace twin
 
@@ -40,13 +46,18 @@ public:
         pos = Pos;
         depth = Depth;
     }
-    template <typename T> LocalTensor<T> AllocTensor() { return LocalTensor<T>(Alloc(), len, pos); }
+    template <typename T> LocalTensor<T> AllocTensor() { return Tensor<T>(Alloc()); }
     template <typename T> bool EnQue(const LocalTensor<T>& t) {
         twin::QueueBase::EnQue(t.UbOffset());
         return true;
     }
-    template <typename T> LocalTensor<T> DeQue() { return LocalTensor<T>(twin::QueueBase::DeQue(), len, pos); }
+    template <typename T> LocalTensor<T> DeQue() { return Tensor<T>(twin::QueueBase::DeQue()); }
     template <typename T> void FreeTensor(LocalTensor<T>& t) { Free(t.UbOffset()); }
+
+private:
+    template <typename T> LocalTensor<T> Tensor(uint32_t i) const {
+        return LocalTensor<T>(offs[i], len, pos, ids[i], twin::Cur().sync.bufs[ids[i]].gen);
+    }
 };
 
 template <TPosition pos = TPosition::VECCALC> class TBuf {
@@ -85,14 +96,19 @@ public:
     TPipe();
     ~TPipe();
     TPipe(const TPipe&) = delete;
+    template <HardEvent e> TEventID AllocEventID();
+    template <HardEvent e> void ReleaseEventID(TEventID id);
+    template <HardEvent e> TEventID FetchEventID();
+    TEventID FetchEventID(HardEvent e);
     template <TPosition pos, int32_t depth> bool InitBuffer(TQue<pos, depth>& q, uint8_t num, uint32_t len) {
         if (q.initialised) twin::Fail("TPipe::InitBuffer", "queue initialised twice");
         if (num < 1) twin::Fail("TPipe::InitBuffer", "buffer number must be >= 1, got 0");
-        uint32_t rounded = (len + 31) / 32 * 32;
-        uint32_t base = twin::UbAlloc("TPipe::InitBuffer", num, len);
-        q.len = rounded;
+        static_assert(pos == TPosition::VECIN || pos == TPosition::VECOUT, "the twin models TQue for VECIN and VECOUT only");
+        uint32_t base = twin::UbAlloc("TPipe::InitBuffer", num, len, pos == TPosition::VECIN ? "TQue<VECIN>" : "TQue<VECOUT>");
+        q.len = (len + 31) / 32 * 32;
         for (uint32_t i = 0; i < num; ++i) {
-            q.offs.push_back(base + i * rounded);
+            q.offs.push_back(base + i * q.len);
+            q.ids.push_back(twin::NewQueueBuffer(base + i * q.len, pos == TPosition::VECIN ? HardEvent::V_MTE2 : HardEvent::MTE3_V));
             q.state.push_back(twin::BufState::FREE);
         }
         q.initialised = true;
@@ -101,30 +117,42 @@ public:
     }
     template <TPosition pos> bool InitBuffer(TBuf<pos>& b, uint32_t len) {
         uint32_t rounded = (len + 31) / 32 * 32;
-        b.Init(twin::UbAlloc("TPipe::InitBuffer", 1, len), rounded);
+        b.Init(twin::UbAlloc("TPipe::InitBuffer", 1, len, pos == TPosition::VECIN ? "TBuf<VECIN>" : pos == TPosition::VECOUT ? "TBuf<VECOUT>" : "TBuf<VECCALC>"), rounded);
         return true;
     }
 };
 
-enum class HardEvent : int32_t { MTE2_V, V_MTE3, MTE3_V, V_MTE2, S_V, V_S, MTE2_S, S_MTE2, MTE3_S, S_MTE3, MTE3_MTE2, V_V, MTE2_MTE3 };
-enum pipe_t { PIPE_S, PIPE_V, PIPE_MTE2, PIPE_MTE3, PIPE_ALL };
+// TPipe's event id pool per HardEvent: AllocEventID takes the lowest free id until ReleaseEventID,
+// FetchEventID only reports it (use it at once, before any queue call can take it).
+template <HardEvent e> TEventID TPipe::AllocEventID() { return TEventID(twin::AllocEventId(e, "TPipe::AllocEventID")); }
+template <HardEvent e> void TPipe::ReleaseEventID(TEventID id) { twin::ReleaseEventId(e, id); }
+template <HardEvent e> TEventID TPipe::FetchEventID() { return TEventID(twin::FetchEventId(e, "TPipe::FetchEventID")); }
+inline TEventID TPipe::FetchEventID(HardEvent e) { return TEventID(twin::FetchEventId(e, "TPipe::FetchEventID")); }
 
-void SetFlagImpl(HardEvent e, int32_t id);
-void WaitFlagImpl(HardEvent e, int32_t id);
-template <HardEvent e> void SetFlag(int32_t id) { SetFlagImpl(e, id); }
-template <HardEvent e> void WaitFlag(int32_t id) { WaitFlagImpl(e, id); }
-
-// In-core execution is sequential on the CPU, so a barrier has nothing to order; PIPE_S is illegal.
-template <pipe_t p> void PipeBarrier() {
-    static_assert(p != PIPE_S, "PipeBarrier<PIPE_S> is not allowed");
+inline TPipe* GetTPipePtr() {
+    void* p = twin::Cur().tpipe;
+    if (!p) twin::Fail("GetTPipePtr", "no TPipe constructed");
+    return static_cast<TPipe*>(p);
 }
 
 inline int64_t GetBlockIdx() { return twin::Cur().blockIdx; }
 inline int64_t GetBlockNum() { return twin::Cur().blockNum; }
 
-// All blocks must be resident at once for a cross-core barrier.
+// Hardware SyncAll: all blocks must be resident, the kernel type must start the scheduler that
+// carries the cross-core flags, and the chip must have it (twin/src/runtime.cpp). CANN's 310P
+// headers declare it but compile it to nothing; here it does not exist for 310P builds.
+#if !(defined(__CCE_AICORE__) && __CCE_AICORE__ == 200)
 inline void SyncAll() { twin::SyncAllBlocks(); }
+#endif
 
-inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return workspace; }
+// The soft SyncAll, on every chip with TPipe (twin/src/runtime.cpp SoftSyncAllBlocks).
+template <bool isAIVOnly = true>
+inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace, const int32_t usedCores = 0) {
+    twin::CheckUbOperand("SyncAll(gmWorkspace, ubWorkspace, usedCores)", "ubWorkspace", ubWorkspace.GetPosition(), ubWorkspace.UbOffset());
+    twin::SoftSyncAllBlocks(gmWorkspace.GetPhyAddr(), gmWorkspace.GetSize(), ubWorkspace.Bytes(), usedCores);
+}
+
+// The user part, after the chip's system workspace (dav_c220 GetUserWorkspace: + RESERVED_WORKSPACE).
+inline GM_ADDR GetUserWorkspace(GM_ADDR workspace) { return twin::UserWorkspace(workspace); }
 
 }  // namespace AscendC

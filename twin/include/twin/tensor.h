@@ -1,6 +1,6 @@
 // LocalTensor (a view into the core's unified buffer) and GlobalTensor (a view into GM).
 #pragma once
-#include "core.h"
+#include "sync.h"
 
 namespace AscendC {
 
@@ -13,10 +13,20 @@ template <typename T, typename U> struct IsSameType {
 
 inline bool IsUb(TPosition p) { return p == TPosition::VECIN || p == TPosition::VECOUT || p == TPosition::VECCALC; }
 
+}  // namespace AscendC
+
+namespace twin {
+void CheckUbOperand(const char* api, const char* which, AscendC::TPosition pos, uint32_t ubOffset);
+}
+
+namespace AscendC {
+
 template <typename T> class LocalTensor {
 public:
     LocalTensor() = default;
-    LocalTensor(uint32_t ubOffset, uint32_t bytes, TPosition pos) : off_(ubOffset), bytes_(bytes), pos_(pos) {}
+    // buf/gen: the queue buffer this tensor was allocated from and its generation (-1: TBuf memory).
+    LocalTensor(uint32_t ubOffset, uint32_t bytes, TPosition pos, int32_t buf = -1, uint32_t gen = 0)
+        : off_(ubOffset), bytes_(bytes), pos_(pos), buf_(buf), gen_(gen) {}
 
     uint32_t GetSize() const { return bytes_ / sizeof(T); }
     TPosition GetPosition() const { return pos_; }
@@ -24,21 +34,32 @@ public:
     uint32_t Bytes() const { return bytes_; }
     T* Data() const { return reinterpret_cast<T*>(twin::Cur().ub.data() + off_); }
     uint64_t GetPhyAddr() const { return off_; }
+    int32_t Buf() const { return buf_; }
+    uint32_t Gen() const { return gen_; }
+
+    // This tensor as an operand of instruction `in`, over its first `bytes` bytes.
+    void Access(const twin::Instr& in, const char* which, uint64_t bytes, bool write) const { in.Ub(which, off_, bytes, buf_, gen_, write); }
 
     LocalTensor operator[](uint32_t offset) const {
         if (uint64_t(offset) * sizeof(T) > bytes_)
             twin::Fail("LocalTensor::operator[]", twin::Fmt("offset %u beyond tensor size %u elements", offset, GetSize()));
-        return LocalTensor(off_ + offset * sizeof(T), bytes_ - offset * sizeof(T), pos_);
+        return LocalTensor(off_ + offset * sizeof(T), bytes_ - offset * sizeof(T), pos_, buf_, gen_);
     }
 
-    template <typename U> LocalTensor<U> ReinterpretCast() const { return LocalTensor<U>(off_, bytes_, pos_); }
+    template <typename U> LocalTensor<U> ReinterpretCast() const { return LocalTensor<U>(off_, bytes_, pos_, buf_, gen_); }
 
     T GetValue(uint32_t i) const {
-        CheckIndex("LocalTensor::GetValue", i);
+        const char* api = "LocalTensor::GetValue";
+        CheckIndex(api, i);
+        twin::Instr in(api, twin::kPipeS);
+        in.Ub("element", off_ + i * sizeof(T), sizeof(T), buf_, gen_, false);
         return Data()[i];
     }
     void SetValue(uint32_t i, T v) const {
-        CheckIndex("LocalTensor::SetValue", i);
+        const char* api = "LocalTensor::SetValue";
+        CheckIndex(api, i);
+        twin::Instr in(api, twin::kPipeS);
+        in.Ub("element", off_ + i * sizeof(T), sizeof(T), buf_, gen_, true);
         Data()[i] = v;
     }
 
@@ -50,6 +71,8 @@ private:
     uint32_t off_ = 0;
     uint32_t bytes_ = 0;
     TPosition pos_ = TPosition::VECCALC;
+    int32_t buf_ = -1;
+    uint32_t gen_ = 0;
 };
 
 template <typename T> class GlobalTensor {
@@ -71,12 +94,16 @@ public:
     // Scalar GM access (through the core's data cache on the NPU; flush writes with
     // DataCacheCleanAndInvalid). Bounds-checked and counted like a copy of one element.
     T GetValue(uint64_t i) const {
-        CheckElem("GlobalTensor::GetValue", i);
+        const char* api = "GlobalTensor::GetValue";
+        CheckElem(api, i);
+        twin::Instr(api, twin::kPipeS).Gm(base_ + i, sizeof(T), false);
         twin::Cur().gmRead += sizeof(T);
         return twin::Cur().countOnly ? T{} : base_[i];
     }
     void SetValue(uint64_t i, T v) const {
-        CheckElem("GlobalTensor::SetValue", i);
+        const char* api = "GlobalTensor::SetValue";
+        CheckElem(api, i);
+        twin::Instr(api, twin::kPipeS).Gm(base_ + i, sizeof(T), true);
         twin::Cur().gmWritten += sizeof(T);
         if (!twin::Cur().countOnly) base_[i] = v;
     }

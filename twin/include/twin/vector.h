@@ -32,6 +32,10 @@ void Binary(const char* api, const AscendC::LocalTensor<T>& d, const AscendC::Lo
     CheckVec(api, "dst", d, n);
     CheckVec(api, "src0", a, n);
     CheckVec(api, "src1", b, n);
+    Instr in(api, kPipeV);
+    a.Access(in, "src0", uint64_t(n) * sizeof(T), false);
+    b.Access(in, "src1", uint64_t(n) * sizeof(T), false);
+    d.Access(in, "dst", uint64_t(n) * sizeof(T), true);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, half>) {
         if (Cur().countOnly) return;
         T* dp = d.Data();
@@ -47,6 +51,9 @@ void Unary(const char* api, const AscendC::LocalTensor<T>& d, const AscendC::Loc
     CheckCount(api, n);
     CheckVec(api, "dst", d, n);
     CheckVec(api, "src", a, n);
+    Instr in(api, kPipeV);
+    a.Access(in, "src", uint64_t(n) * sizeof(T), false);
+    d.Access(in, "dst", uint64_t(n) * sizeof(T), true);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, half>) {
         if (Cur().countOnly) return;
         T* dp = d.Data();
@@ -89,6 +96,7 @@ template <typename T> void Adds(const LocalTensor<T>& d, const LocalTensor<T>& a
 template <typename T> void Duplicate(const LocalTensor<T>& d, const T& v, int32_t n) {
     twin::CheckCount("Duplicate", n);
     twin::CheckVec("Duplicate", "dst", d, n);
+    d.Access(twin::Instr("Duplicate", twin::kPipeV), "dst", uint64_t(n) * sizeof(T), true);
     if (twin::Cur().countOnly) return;
     T* dp = d.Data();
     for (int32_t i = 0; i < n; ++i) dp[i] = v;
@@ -104,6 +112,16 @@ void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Local
     twin::CheckVec(api, "dst", dst, 1);
     twin::CheckVec(api, "src", src, count);
     twin::CheckVec(api, "sharedTmpBuffer", tmp, twin::ReduceTmpElems(count, sizeof(T)));
+    {
+        twin::Instr in(api, twin::kPipeV);
+        src.Access(in, "src", uint64_t(count) * sizeof(T), false);
+        if (twin::Cur().chip->reduceSumSequential) {
+            twin::ScalarResultStore(api, dst.UbOffset(), dst.Buf(), dst.Gen());
+        } else {
+            tmp.Access(in, "sharedTmpBuffer", twin::ReduceTmpElems(count, sizeof(T)) * sizeof(T), true);
+            dst.Access(in, "dst", sizeof(T), true);
+        }
+    }
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, half>) {
         if (twin::Cur().countOnly || count == 0) return;
         const uint32_t perRepeat = 256 / sizeof(T);
@@ -126,6 +144,9 @@ template <typename D, typename S> void Cast(const LocalTensor<D>& dst, const Loc
     twin::CheckCastMode(twin::TypeName<S>(), twin::TypeName<D>(), mode);
     twin::CheckVec(api, "dst", dst, count);
     twin::CheckVec(api, "src", src, count);
+    twin::Instr in(api, twin::kPipeV);
+    src.Access(in, "src", uint64_t(count) * sizeof(S), false);
+    dst.Access(in, "dst", uint64_t(count) * sizeof(D), true);
     if (twin::Cur().countOnly) return;
     D* dp = dst.Data();
     const S* sp = src.Data();

@@ -79,6 +79,7 @@ public:
     RuntimeAttrs attrs;
     fe::PlatFormInfos platform{};
     std::vector<uint8_t> tilingData;
+    size_t tilingCapacity = 0;  // the compiled maximum tiling size
     uint32_t blockDim = 0;
     uint32_t scheduleMode = 0;
     size_t workspace[1] = {0};
@@ -87,7 +88,9 @@ public:
     const CompileTimeTensorDesc* GetInputDesc(size_t i) const { return i < inputDescs.size() ? &inputDescs[i] : nullptr; }
     const RuntimeAttrs* GetAttrs() const { return &attrs; }
     fe::PlatFormInfos* GetPlatformInfo() { return &platform; }
+    // As metadef's: nullptr when the tiling buffer's capacity is below sizeof(T).
     template <typename T> T* GetTilingData() {
+        if (tilingCapacity < sizeof(T)) return nullptr;
         tilingData.assign(sizeof(T), 0);
         return reinterpret_cast<T*>(tilingData.data());
     }

@@ -13,8 +13,8 @@ public:
     uint32_t GetCoreNumAiv() const { return p_->aivCores; }
     void GetCoreMemSize(CoreMemType t, uint64_t& size) const { size = t == CoreMemType::UB ? p_->ubBytes : 0; }
     SocVersion GetSocVersion() const { return SocVersion(p_->socVersion); }
-    // A fixed system workspace, so tests can tell it apart from the op's own workspace.
-    uint32_t GetLibApiWorkSpaceSize() const { return 16 * 1024 * 1024; }
+    // RESERVED_WORKSPACE of the chip's arch: 16 MB on dav-2201, 2 MB on dav-2002.
+    uint32_t GetLibApiWorkSpaceSize() const { return GetSocVersion() == SocVersion::ASCEND310P ? 2u << 20 : 16u << 20; }
 
 private:
     fe::PlatFormInfos* p_;

@@ -1,0 +1,88 @@
+"""Mutation test of the kernels' synchronisation: deleting any one SetFlag/WaitFlag pair or
+PipeBarrier of a kernel must give a kernel the twin rejects, or the sync is listed in REDUNDANT
+with the reason it is not needed.
+
+The twin removes a call site at run time (twin.sync_site_removed) instead of recompiling the
+kernels; the scenarios below cover every path of each kernel (910B and 310P copies, resident and
+split rows, rows under 32 B, several cores, float and half/bf16 math).
+"""
+
+import pytest
+import torch
+
+from airfuse import twin
+
+from twin_helpers import generator, randn
+
+F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
+B2, P3 = "Ascend910B2", "Ascend310P3"
+
+# (chip, shape, x dtype, gamma dtype, block_dim or 0 for the tiling's)
+NORM_SCENARIOS = [
+    (B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 0), (B2, (4, 8192), BF16, F32, 0), (B2, (16, 64), F16, F32, 4),
+    (B2, (1, 65536), F32, F32, 0), (B2, (2, 12288), BF16, BF16, 0), (B2, (1, 20000), F16, F16, 0),
+    (P3, (3, 7), F16, F16, 0), (P3, (2, 4097), F32, F32, 0), (P3, (9, 1), F32, F32, 8), (P3, (40, 100), F16, F32, 4),
+    (P3, (1, 65536), F32, F32, 0), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F16, 0),
+]
+ADD_SCENARIOS = [(B2, (3, 5, 129), F16, 0), (B2, (4097,), F32, 0), (B2, (70000,), BF16, 3), (P3, (3, 5, 129), F16, 0), (P3, (3, 1), F32, 0),
+                 (P3, (4097,), F32, 2)]
+
+# Syncs that removing does not break, and why. Keyed by "file:line" of the call, so an edit that
+# moves a line makes this test name the site again.
+REDUNDANT = {
+    "gm_copy.h:61": "LoadNatural's V_S: the vector reads of the buffer it fills were already waited for by the previous batch's "
+                    "GmStream::PutRows V_S (rows under 32 B); the rstd buffer it also fills is read by the scalar unit only",
+    "gm_copy.h:238": "GmStream::Finish's closing MTE3_S: no scalar write to the stage follows the final window store (rms_norm's "
+                     "streams end the kernel; rms_norm_grad's dgamma stream reuses the stage for under one block, which the "
+                     "earlier Flush's MTE3_S ordered)",
+    "rms_norm_grad.cpp:76": "PipeBarrier<PIPE_V> after zeroing acc: the first row's Product barriers come before acc is read",
+    "rms_norm_grad.cpp:114": "V_MTE3 before storing acc: the last dx EnQue/DeQue (V_MTE3) is set after the last vector write of "
+                             "acc on the in-order V pipe",
+    "rms_norm_grad.cpp:159": "MTE3_MTE2 after storing a workspace row: the MTE3_V just before it, then LoadWorkspace's V_S, hold "
+                             "back the next load's issue until the store is done",
+}
+
+
+def _launch_all():
+    """Every scenario once; returns the first TwinError message, or None."""
+    gen = generator()
+    try:
+        for chip, shape, x_dt, g_dt, bd in NORM_SCENARIOS:
+            x, gamma, dy = randn(shape, x_dt, gen), randn(shape[-1:], g_dt, gen), randn(shape, x_dt, gen)
+            _, rstd = twin.rms_norm(x, gamma, 1e-6, chip=chip, block_dim=bd).outputs
+            twin.rms_norm_backward(dy, x, rstd, gamma, chip=chip, block_dim=bd if chip == B2 else 0)
+        for chip, shape, dt, bd in ADD_SCENARIOS:
+            twin.add(randn(shape, dt, gen), randn(shape, dt, gen), chip=chip, block_dim=bd)
+    except twin.TwinError as e:
+        return str(e)
+    return None
+
+
+@pytest.fixture(scope="module")
+def kernel_sites():
+    twin.sync_sites()
+    assert _launch_all() is None
+    sites = [s for s in twin.sync_sites() if not s.startswith("broken_kernels.cpp")]
+    assert sites, "the kernels ran no SetFlag or PipeBarrier"
+    return sites
+
+
+def test_redundant_syncs_still_run(kernel_sites):
+    assert set(REDUNDANT) <= set(kernel_sites), "REDUNDANT names a sync the kernels no longer run"
+
+
+def test_every_sync_matters(kernel_sites):
+    """Each removal is caught with a message naming the missing ordering, or listed as redundant."""
+    uncaught, wrongly_redundant = [], []
+    for site in kernel_sites:
+        with twin.sync_site_removed(site):
+            err = _launch_all()
+        if site in REDUNDANT:
+            if err is not None:
+                wrongly_redundant.append(f"{site}: {err}")
+        elif err is None:
+            uncaught.append(site)
+        else:
+            assert "ordering" in err or "PipeBarrier" in err or "not set" in err or "still set" in err, f"{site}: {err}"
+    assert not uncaught, f"removing these syncs goes unnoticed; the twin misses a rule or they are redundant: {uncaught}"
+    assert not wrongly_redundant, f"listed as redundant but needed: {wrongly_redundant}"
