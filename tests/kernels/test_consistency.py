@@ -64,7 +64,7 @@ def test_opdef_matches_op_definition(op, opdefs):
     d = opdefs[op.ir_type]
     assert [(a["name"], a["type"], a["attr_type"]) for a in d["attrs"]] == [(a.name, a.ge_type, "optional") for a in op.attrs]
     for a, ir in zip(d["attrs"], op.attrs, strict=True):
-        assert math.isclose(a["default"], ir.default, rel_tol=1e-6)
+        assert a["default"] == ir.default if isinstance(ir.default, str) else math.isclose(a["default"], ir.default, rel_tol=1e-6)
     assert d["has_tiling"] and d["has_infer_shape"] and d["has_infer_dtype"]
     assert set(d["configs"]) == set(CHIP_COMBOS)
     for soc, expected in CHIP_COMBOS.items():
@@ -116,6 +116,8 @@ def _spec(tensors):
 def _inputs(op, combo, shape):
     cols = shape[-1]
     shapes = {"gamma": (cols,), "rstd": (*shape[:-1], 1)}
+    if op.name.startswith("swiglu"):  # x holds both halves along dim -1
+        shapes["x"] = (*shape[:-1], 2 * cols)
     return [torch.empty(shapes.get(p.name, shape), dtype=combo[p.name], device="meta") for p in op.inputs]
 
 
@@ -132,7 +134,9 @@ def test_infer_shape_and_dtype_match_the_fake_impl(op, shape, standin):
 
 
 TILING_CASES = [("rms_norm", (4096, 4096)), ("rms_norm", (1, 65536)), ("rms_norm_backward", (200, 300)),
-                ("rms_norm_backward", (16384, 8192)), ("add", (128, 4096))]
+                ("rms_norm_backward", (16384, 8192)), ("add", (128, 4096)), ("silu_mul", (4, 11008)),
+                ("silu_mul_backward", (1, 7)), ("swiglu", (2, 13824)), ("swiglu_backward", (4096, 14336)), ("gelu", (8, 3072)),
+                ("gelu_backward", (3, 5))]
 
 
 # (chip, the stand-in platform's SoC code, vector cores, UB bytes)
@@ -160,8 +164,11 @@ def test_cann_tiling_adapter_equals_the_twin_tiling(name, shape, chip, soc, core
             tile = twin.tiling("add", chip, rows * cols, GE[combo["x"]], 0)
         elif name == "rms_norm":
             tile = twin.tiling("rms_norm", chip, rows, cols, GE[combo["x"]], GE[combo["gamma"]], 1e-6, 0)
-        else:
+        elif name == "rms_norm_backward":
             tile = twin.tiling("rms_norm_grad", chip, rows, cols, GE[combo["x"]], GE[combo["gamma"]], 0)
+        else:  # activations: swiglu splits the last dim into halves of `cols`; the rest are one flat row
+            gated = name.startswith("swiglu")
+            tile = twin.act_tiling(op, chip, rows if gated else 1, cols if gated else rows * cols, combo[op.inputs[0].name])
         assert buf.raw[: size.value] == tile.data.raw
         assert bd.value == tile.block_dim
         assert ws.value == tile.workspace_bytes  # both include the chip's system workspace

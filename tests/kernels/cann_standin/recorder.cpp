@@ -83,7 +83,12 @@ const char* standin_opdefs_json() {
         for (size_t i = 0; i < def->Attrs().size(); ++i) {
             const auto& a = def->Attrs()[i];
             js << (i ? "," : "") << "{\"name\":\"" << a.name << "\",\"attr_type\":\"" << OptionName(a.attrType) << "\",\"type\":\"" << a.type
-               << "\",\"default\":" << a.defaultValue << "}";
+               << "\",\"default\":";
+            if (a.type == "Str") {
+                js << "\"" << a.stringDefault << "\"}";
+            } else {
+                js << a.defaultValue << "}";
+            }
         }
         js << "],\"configs\":{";
         const auto& cfg = def->AICoreDef().configs;
@@ -103,6 +108,15 @@ const char* standin_opdefs_json() {
     return json.c_str();
 }
 
+// Every attr at its default, as GE passes an attr the graph leaves unset.
+static void DefaultAttrs(const ops::OpDef& def, gert::RuntimeAttrs& attrs) {
+    for (const auto& a : def.Attrs()) {
+        attrs.floats.push_back(float(a.defaultValue));
+        attrs.ints.push_back(int64_t(a.defaultValue));
+        attrs.strs.push_back(a.stringDefault);
+    }
+}
+
 // Output shapes and dtypes in the spec format; returns 1 when inference fails.
 int standin_infer(const char* op, const char* inputs, char* out, int outLen) {
     auto def = Make(op);
@@ -114,6 +128,7 @@ int standin_infer(const char* op, const char* inputs, char* out, int outLen) {
         sc.inputs.emplace_back(t.dims);
         dc.inputs.push_back(t.dtype);
     }
+    DefaultAttrs(*def, sc.attrs);
     sc.outputs.resize(def->Outputs().size());
     dc.outputs.resize(def->Outputs().size(), ge::DataType(-1));
     if (def->InferShape()(&sc) != ge::GRAPH_SUCCESS || def->InferDataType()(&dc) != ge::GRAPH_SUCCESS) return 1;
@@ -137,7 +152,8 @@ int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const c
         ctx.inputShapes.emplace_back(gert::Shape(t.dims));
         ctx.inputDescs.emplace_back(t.dtype);
     }
-    if (!def->Attrs().empty()) ctx.attrs.floats.push_back(attr);
+    DefaultAttrs(*def, ctx.attrs);
+    if (!def->Attrs().empty()) ctx.attrs.floats[0] = attr;
     ctx.platform = fe::PlatFormInfos{soc, cores, ub};
     ctx.tilingCapacity = cap;
     if (def->AICoreDef().tiling(&ctx) != ge::GRAPH_SUCCESS) return 1;
