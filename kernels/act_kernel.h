@@ -118,6 +118,12 @@ private:
             }
             outQue_[i].FreeTensor(y);
         }
+        if (mover_.natural) {
+            // The scalar unit read the output tiles; a later tile's vector ops write those buffers again.
+            int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);
+            SetFlag<HardEvent::S_V>(eventSV);
+            WaitFlag<HardEvent::S_V>(eventSV);
+        }
     }
 
     AirfuseActTilingData t_;

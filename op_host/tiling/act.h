@@ -37,18 +37,15 @@ inline Result Act(const ChipInfo& chip, const char* op, const AirfuseActBuffers&
     if (!res.ok()) return res;
     uint32_t s = SizeOf(dtype);
     uint64_t block = 32 / s;
+    // 310P moves whole 32 B blocks: rows under one block have no window inside the row, so they are
+    // moved in the natural layout, a row per tile, and stored by the scalar unit on one core (the
+    // data cache writes back whole lines, which cores sharing a line would overwrite).
     bool natural = !chip.hasDataCopyPad && cols < block;
-    if (natural && rows > 1) {
-        // 310P moves whole 32 B blocks: a half row under one block has no window inside the row.
-        res.error = std::string(op) + ": on " + chip.socVersion + " each half of a row must be at least 32 B (" +
-                    std::to_string(block) + " elements), got " + std::to_string(cols);
-        return res;
-    }
     uint64_t total = rows * cols;
     uint64_t cores = CeilDiv(total * s, kActMinBytesPerCore);
     if (cores > chip.vectorCores) cores = chip.vectorCores;
     if (forceBlockDim) cores = forceBlockDim;
-    if (natural) cores = 1;
+    if (natural) cores = 1;  // a forced block_dim leaves the other cores idle
     // Fewer rows than cores: each row is cut into about cores/rows units.
     uint64_t chunk = cols;
     if (rows < cores) chunk = RoundUp(CeilDiv(cols, CeilDiv(cores, rows)), kActAlign);
