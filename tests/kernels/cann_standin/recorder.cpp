@@ -2,6 +2,7 @@
 // InferShape / InferDataType / tiling adapter run on given shapes and dtypes.
 // Shape specs are "d0,d1,...:dtype" per tensor, separated by ';' (dtype = ge::DataType code).
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include "register/op_def_registry.h"
@@ -143,8 +144,10 @@ int standin_infer(const char* op, const char* inputs, char* out, int outLen) {
     return 0;
 }
 
-int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, float attr, uint8_t* tiling, uint32_t cap,
-                   uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode) {
+// The op's tiling adapter on the given inputs; attr 0 is `attr` (Float attrs) or `text` (Int and Str
+// attrs, as written in the graph) when given, else its default.
+static int RunTiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, const float* attr, const char* text,
+                     uint8_t* tiling, uint32_t cap, uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode) {
     auto def = Make(op);
     if (!def || !def->AICoreDef().tiling) return 1;
     gert::TilingContext ctx;
@@ -153,7 +156,11 @@ int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const c
         ctx.inputDescs.emplace_back(t.dtype);
     }
     DefaultAttrs(*def, ctx.attrs);
-    if (!def->Attrs().empty()) ctx.attrs.floats[0] = attr;
+    if (!def->Attrs().empty() && attr) ctx.attrs.floats[0] = *attr;
+    if (!def->Attrs().empty() && text) {
+        ctx.attrs.strs[0] = text;
+        ctx.attrs.ints[0] = std::strtoll(text, nullptr, 10);
+    }
     ctx.platform = fe::PlatFormInfos{soc, cores, ub};
     ctx.tilingCapacity = cap;
     if (def->AICoreDef().tiling(&ctx) != ge::GRAPH_SUCCESS) return 1;
@@ -163,6 +170,17 @@ int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const c
     *workspace = ctx.workspace[0];
     *scheduleMode = ctx.scheduleMode;
     return 0;
+}
+
+int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, float attr, uint8_t* tiling, uint32_t cap,
+                   uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode) {
+    return RunTiling(op, soc, cores, ub, inputs, &attr, nullptr, tiling, cap, tilingSize, blockDim, workspace, scheduleMode);
+}
+
+// Ops whose attr is Int or Str (swiglu's dim "0", gelu's approximate "none").
+int standin_tiling_text_attr(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, const char* attr, uint8_t* tiling,
+                             uint32_t cap, uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode) {
+    return RunTiling(op, soc, cores, ub, inputs, nullptr, attr, tiling, cap, tilingSize, blockDim, workspace, scheduleMode);
 }
 
 }  // extern "C"
