@@ -56,6 +56,7 @@ def library() -> ctypes.CDLL:
     lib.twin_tiling_rms_norm.argtypes = [ctypes.c_char_p, u64, u32, i32, i32, ctypes.c_float, u32, *tail]
     lib.twin_tiling_rms_norm_grad.argtypes = [ctypes.c_char_p, u64, u32, i32, i32, u32, *tail]
     lib.twin_tiling_add.argtypes = [ctypes.c_char_p, u64, i32, u32, *tail]
+    lib.twin_tiling_act.argtypes = [ctypes.c_char_p, ctypes.c_char_p, u64, u64, i32, u32, u32, *tail]
     lib.twin_tiling_size.argtypes = [ctypes.c_char_p]
     lib.twin_tiling_size.restype = u32
     lib.twin_sync_sites.argtypes = [ctypes.c_char_p, ctypes.c_int]
@@ -227,3 +228,88 @@ def add(x, y, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
     gm = [("x", t["x"]), ("y", t["y"]), ("z", z), ("workspace", _workspace(tile.workspace_bytes))]
     read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
     return Launch((z,), tile.block_dim, read, written, tile.workspace_bytes)
+
+
+# ---- the activation kernels (kernels/act_kernel.h): one [rows, cols] tiling for all six ----
+
+
+def act_tiling(op, chip: str, rows: int, cols: int, dtype, approximate: int = 0, block_dim: int = 0) -> Tiling:
+    """The tiling core's answer for activation op ``op`` (an OpDefinition) over ``rows`` x ``cols``."""
+    lib = library()
+    data = ctypes.create_string_buffer(lib.twin_tiling_size(b"act"))
+    bd, workspace = ctypes.c_uint32(), ctypes.c_uint64()
+    err = ctypes.create_string_buffer(_ERR_LEN)
+    if lib.twin_tiling_act(chip.encode(), op.ir_base_name.encode(), rows, cols, GE_DTYPE[dtype], approximate, block_dim, data,
+                           ctypes.byref(bd), ctypes.byref(workspace), err, _ERR_LEN):
+        raise TwinError(err.value.decode())
+    return Tiling(data, bd.value, workspace.value)
+
+
+def _run_act(op, inputs: dict, out_shapes: dict, rows: int, cols: int, approximate: int, chip, block_dim, count_only) -> Launch:
+    combo = op.check_input_dtypes(inputs, reference=False)
+    t = _contiguous(op, inputs)
+    dtype = next(iter(inputs.values())).dtype
+    tile = act_tiling(op, chip, rows, cols, dtype, approximate, block_dim)
+    outs = {name: _empty(shape, combo[name]) for name, shape in out_shapes.items()}
+    symbol = f"{op.kernel_symbol}__{_dtype_suffix(dtype)}"
+    gm = [*t.items(), *outs.items(), ("workspace", _workspace(tile.workspace_bytes))]
+    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch(tuple(outs.values()), tile.block_dim, read, written, tile.workspace_bytes)
+
+
+def _halves(x, dim: int) -> tuple[int, int]:
+    """x as [outer, 2 * half] rows split at dim: (outer, half)."""
+    dim = dim % x.dim()
+    return math.prod(x.shape[:dim]), x.shape[dim] // 2 * math.prod(x.shape[dim + 1:])
+
+
+def _approximate_code(approximate: str) -> int:
+    from .ops.gelu import APPROXIMATIONS
+
+    return APPROXIMATIONS.index(approximate)
+
+
+def silu_mul(a, b, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.silu_mul import check_silu_mul
+
+    check_silu_mul(a, b)
+    return _run_act(ALL_OPS["silu_mul"], {"a": a, "b": b}, {"y": a.shape}, 1, a.numel(), 0, chip, block_dim, count_only)
+
+
+def silu_mul_backward(dy, a, b, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.silu_mul import check_silu_mul_backward
+
+    check_silu_mul_backward(dy, a, b)
+    return _run_act(ALL_OPS["silu_mul_backward"], {"dy": dy, "a": a, "b": b}, {"da": a.shape, "db": a.shape}, 1, a.numel(), 0, chip,
+                    block_dim, count_only)
+
+
+def swiglu(x, dim=-1, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.swiglu import check_swiglu, halved_shape
+
+    check_swiglu(x, dim)
+    rows, cols = _halves(x, dim)
+    return _run_act(ALL_OPS["swiglu"], {"x": x}, {"y": halved_shape(x, dim)}, rows, cols, 0, chip, block_dim, count_only)
+
+
+def swiglu_backward(dy, x, dim=-1, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.swiglu import check_swiglu_backward
+
+    check_swiglu_backward(dy, x, dim)
+    rows, cols = _halves(x, dim)
+    return _run_act(ALL_OPS["swiglu_backward"], {"dy": dy, "x": x}, {"dx": x.shape}, rows, cols, 0, chip, block_dim, count_only)
+
+
+def gelu(x, approximate="tanh", *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.gelu import check_gelu
+
+    check_gelu(x, approximate)
+    return _run_act(ALL_OPS["gelu"], {"x": x}, {"y": x.shape}, 1, x.numel(), _approximate_code(approximate), chip, block_dim, count_only)
+
+
+def gelu_backward(dy, x, approximate="tanh", *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.gelu import check_gelu_backward
+
+    check_gelu_backward(dy, x, approximate)
+    return _run_act(ALL_OPS["gelu_backward"], {"dy": dy, "x": x}, {"dx": x.shape}, 1, x.numel(), _approximate_code(approximate), chip,
+                    block_dim, count_only)

@@ -44,10 +44,27 @@ def measure(kernel, tokens, hidden, dtype, chip):
         rstd = torch.empty(tokens, 1, dtype=torch.float32)
         run = twin.rms_norm_backward(dy, x, rstd, gamma, chip=chip, count_only=True)
         minimum = nbytes(dy, x, rstd, gamma, *run.outputs) + run.block_dim * hidden * 4
-    else:
+    elif kernel == "add":
         run = twin.add(x, dy, chip=chip, count_only=True)
         minimum = nbytes(x, dy, *run.outputs)
+    else:
+        return measure_activation(kernel, tokens, hidden, dtype, chip)
     return run, minimum
+
+
+# The activation kernels on MLP widths (intermediate sizes of LLaMA-2 7B, LLaMA-3 8B / Mistral 7B).
+ACT_KERNELS = ("silu_mul", "silu_mul_backward", "swiglu", "swiglu_backward", "gelu", "gelu_backward")
+ACT_HIDDEN = (11008, 14336)
+ACT_TOKENS = (1, 128, 4096)  # 16384 tokens of these widths take minutes even counted only
+
+
+def measure_activation(kernel, tokens, hidden, dtype, chip):
+    a, b, dy = (torch.empty(tokens, hidden, dtype=dtype) for _ in range(3))
+    merged = torch.empty(tokens, 2 * hidden, dtype=dtype)  # swiglu's gate and up halves
+    ins = {"silu_mul": (a, b), "silu_mul_backward": (dy, a, b), "swiglu": (merged,), "swiglu_backward": (dy, merged), "gelu": (a,),
+           "gelu_backward": (dy, a)}[kernel]
+    run = getattr(twin, kernel)(*ins, chip=chip, count_only=True)
+    return run, nbytes(*ins, *run.outputs)
 
 
 def table(chip):
@@ -57,10 +74,10 @@ def table(chip):
     print(f"{'kernel':<18} {'tokens':>6} {'hidden':>6} {'dtype':<8} {'block_dim':>9} {'GM bytes':>12} {'min bytes':>12} {'ratio':>6} "
           f"{f'us@{bytes_per_s / 1e9:g}GB/s':>13}")
     worst = 0.0
-    for kernel in ("rms_norm", "rms_norm_backward", "add"):
+    for kernel in ("rms_norm", "rms_norm_backward", "add", *ACT_KERNELS):
         for dtype in dtypes:
-            for hidden in HIDDEN:
-                for tokens in TOKENS:
+            for hidden in ACT_HIDDEN if kernel in ACT_KERNELS else HIDDEN:
+                for tokens in ACT_TOKENS if kernel in ACT_KERNELS else TOKENS:
                     run, minimum = measure(kernel, tokens, hidden, dtype, chip)
                     moved = run.bytes_read + run.bytes_written
                     ratio = moved / minimum

@@ -64,7 +64,7 @@ def test_opdef_matches_op_definition(op, opdefs):
     d = opdefs[op.ir_type]
     assert [(a["name"], a["type"], a["attr_type"]) for a in d["attrs"]] == [(a.name, a.ge_type, "optional") for a in op.attrs]
     for a, ir in zip(d["attrs"], op.attrs, strict=True):
-        assert math.isclose(a["default"], ir.default, rel_tol=1e-6)
+        assert a["default"] == ir.default if isinstance(ir.default, str) else math.isclose(a["default"], ir.default, rel_tol=1e-6)
     assert d["has_tiling"] and d["has_infer_shape"] and d["has_infer_dtype"]
     assert set(d["configs"]) == set(CHIP_COMBOS)
     for soc, expected in CHIP_COMBOS.items():
@@ -116,6 +116,8 @@ def _spec(tensors):
 def _inputs(op, combo, shape):
     cols = shape[-1]
     shapes = {"gamma": (cols,), "rstd": (*shape[:-1], 1)}
+    if op.name.startswith("swiglu"):  # x holds both halves along dim -1
+        shapes["x"] = (*shape[:-1], 2 * cols)
     return [torch.empty(shapes.get(p.name, shape), dtype=combo[p.name], device="meta") for p in op.inputs]
 
 
@@ -132,7 +134,12 @@ def test_infer_shape_and_dtype_match_the_fake_impl(op, shape, standin):
 
 
 TILING_CASES = [("rms_norm", (4096, 4096)), ("rms_norm", (1, 65536)), ("rms_norm_backward", (200, 300)),
-                ("rms_norm_backward", (16384, 8192)), ("add", (128, 4096))]
+                ("rms_norm_backward", (16384, 8192)), ("add", (128, 4096)), ("silu_mul", (4, 11008)),
+                ("silu_mul_backward", (1, 7)), ("swiglu", (2, 13824)), ("swiglu_backward", (4096, 14336)), ("gelu", (8, 3072)),
+                ("gelu_backward", (3, 5))]
+
+
+ACT_OPS = ["silu_mul", "silu_mul_backward", "swiglu", "swiglu_backward", "gelu", "gelu_backward"]
 
 
 # (chip, the stand-in platform's SoC code, vector cores, UB bytes)
@@ -160,15 +167,41 @@ def test_cann_tiling_adapter_equals_the_twin_tiling(name, shape, chip, soc, core
             tile = twin.tiling("add", chip, rows * cols, GE[combo["x"]], 0)
         elif name == "rms_norm":
             tile = twin.tiling("rms_norm", chip, rows, cols, GE[combo["x"]], GE[combo["gamma"]], 1e-6, 0)
-        else:
+        elif name == "rms_norm_backward":
             tile = twin.tiling("rms_norm_grad", chip, rows, cols, GE[combo["x"]], GE[combo["gamma"]], 0)
+        else:  # activations: swiglu splits the last dim into halves of `cols`; the rest are one flat row
+            gated = name.startswith("swiglu")
+            tile = twin.act_tiling(op, chip, rows if gated else 1, cols if gated else rows * cols, combo[op.inputs[0].name])
         assert buf.raw[: size.value] == tile.data.raw
         assert bd.value == tile.block_dim
         assert ws.value == tile.workspace_bytes  # both include the chip's system workspace
         assert mode.value == (1 if name == "rms_norm_backward" and tile.block_dim > 1 else 0)
 
 
-@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add"])
+# (op, x's shape, attr as the graph writes it, what the twin launcher's tiling takes: (rows, cols, approximate))
+TEXT_ATTR_CASES = [("swiglu", (6, 8, 5), "1", (6, 20, 0)), ("swiglu", (6, 8, 5), "0", (1, 120, 0)), ("swiglu_backward", (4, 10), "-2", (1, 20, 0)),
+                   ("gelu", (2, 3072), "none", (1, 6144, 1)), ("gelu_backward", (2, 3072), "tanh", (1, 6144, 0))]
+
+
+@pytest.mark.parametrize("name,shape,attr,view", TEXT_ATTR_CASES, ids=str)
+def test_cann_tiling_adapter_reads_int_and_str_attrs(name, shape, attr, view, standin):
+    """swiglu's dim picks the [outer, 2 * half] view, gelu's approximate the form; a bad value fails the adapter."""
+    op = ALL_OPS[name]
+    standin.standin_tiling_text_attr.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_char_p,
+                                                 ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint32] + [ctypes.c_void_p] * 4
+    x = torch.empty(shape, device="meta")
+    ins = [x] if op.inputs[0].name == "x" else [torch.empty(torch.ops.airfuse.swiglu(x, int(attr)).shape if name.startswith("swiglu") else shape,
+                                                            device="meta"), x]
+    buf, size = ctypes.create_string_buffer(256), ctypes.c_uint32()
+    refs = [ctypes.byref(size), ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint64()), ctypes.byref(ctypes.c_uint32())]
+    assert standin.standin_tiling_text_attr(op.ir_type.encode(), 1, 48, 196352, _spec(ins), attr.encode(), buf, 256, *refs) == 0
+    rows, cols, approximate = view
+    assert buf.raw[: size.value] == twin.act_tiling(op, "Ascend910B2", rows, cols, torch.float32, approximate).data.raw
+    bad = b"3" if name.startswith("swiglu") else b"exact"
+    assert standin.standin_tiling_text_attr(op.ir_type.encode(), 1, 48, 196352, _spec(ins), bad, buf, 256, *refs) == 1
+
+
+@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add", *ACT_OPS])
 def test_cann_tiling_adapter_refuses_bf16_on_310p(name, standin):
     op = ALL_OPS[name]
     args = [ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint64()), ctypes.byref(ctypes.c_uint32())]
@@ -178,7 +211,7 @@ def test_cann_tiling_adapter_refuses_bf16_on_310p(name, standin):
         assert rc == (1 if _has_bf16(combo) else 0), combo
 
 
-@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add"])
+@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add", *ACT_OPS])
 def test_cann_tiling_adapter_checks_the_tiling_buffer(name, standin):
     """GetTilingData<T>() is null when the op's tiling buffer is smaller than T: the adapter fails
     instead of writing through it; with room for T it succeeds."""

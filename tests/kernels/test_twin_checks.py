@@ -37,6 +37,8 @@ CASES = [
     ("broken_queue_exhausted", r"TQue::AllocTensor: no FREE buffer among 1 \(the NPU would hang\)"),
     ("broken_bf16_add", r"Add: bfloat16_t arithmetic is not supported"),
     ("broken_unaligned_vector", r"Muls: dst UB address 12 is not 32-byte aligned"),
+    ("broken_bf16_exp", r"Exp: bfloat16_t arithmetic is not supported"),
+    ("broken_unaligned_mins", r"Mins: dst UB address 12 is not 32-byte aligned"),
     ("broken_two_pipes", r"TPipe: TPipe has already been constructed"),
     ("broken_unwaited_flag", r"kernel end: HardEvent::V_S id 0 set by SetFlag at broken_kernels.cpp:\d+ is never waited on"),
     ("broken_live_buffers", r"TQue::AllocTensor: 8 buffers already allocated in this TPosition, the limit is 8"),
@@ -179,6 +181,15 @@ def test_correct_kernel_passes_and_counts_traffic(broken, chip):
     read, written = run(broken, "correct_copy", chip=chip, x=x)
     assert (read, written) == (1024, 1024)
     torch.testing.assert_close(x, torch.arange(256, dtype=torch.float32) * 2)
+
+
+def test_activation_vector_apis(broken):
+    """Exp, Abs, Max, Min, Maxs, Mins as documented, NaN propagated (twin/README.md)."""
+    v = torch.cat([torch.linspace(-100, 100, 61), torch.tensor([float("nan"), float("inf"), -float("inf")])])
+    x = torch.cat([v, torch.zeros(6 * 64)])
+    run(broken, "correct_vector_math", x=x)
+    want = [torch.exp(v), v.abs(), torch.maximum(v, -v), torch.minimum(v, -v), torch.clamp_min(v, 0.5), torch.clamp_max(v, 0.5)]
+    torch.testing.assert_close(x[64:].view(6, 64), torch.stack(want), equal_nan=True)
 
 
 def test_launch_after_violation_still_works(broken):

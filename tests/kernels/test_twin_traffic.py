@@ -92,3 +92,33 @@ def test_split_rows_reread_x():
     x, _, gamma, _ = _inputs(1, 65536, torch.float32, torch.float32)
     run = twin.rms_norm(x, gamma)
     assert run.bytes_read == 2 * x.nbytes + gamma.nbytes
+
+
+def _activation_runs(chip, shape, dtype, **kw):
+    """(launch, bytes of inputs, bytes of outputs) of each activation kernel on a, b, dy of `shape`."""
+    gen = generator()
+    a, b, dy = (randn(shape, dtype, gen) for _ in range(3))
+    x = torch.cat([a, b], -1)
+    n = a.nbytes
+    return [(twin.silu_mul(a, b, chip=chip, **kw), 2 * n, n), (twin.silu_mul_backward(dy, a, b, chip=chip, **kw), 3 * n, 2 * n),
+            (twin.swiglu(x, chip=chip, **kw), 2 * n, n), (twin.swiglu_backward(dy, x, chip=chip, **kw), 3 * n, 2 * n),
+            (twin.gelu(a, "none", chip=chip, **kw), n, n), (twin.gelu_backward(dy, a, chip=chip, **kw), 2 * n, n)]
+
+
+# Aligned on 310P: every unit is whole 32 B blocks; (3, 1001) float16 is not: at most one window per unit.
+ACT_CASES = [("Ascend910B2", (4, 11008), torch.bfloat16), ("Ascend910B2", (3, 1001), torch.float16), ("Ascend910B3", (1, 4097), torch.float32),
+             ("Ascend310P3", (4, 11008), torch.float16), ("Ascend310P3", (3, 1001), torch.float16)]
+
+
+@pytest.mark.parametrize("chip,shape,dtype", ACT_CASES, ids=str)
+def test_activations_move_each_byte_once(chip, shape, dtype):
+    counted = _activation_runs(chip, shape, dtype, count_only=True)
+    for (run, read, written), (count, _, _) in zip(_activation_runs(chip, shape, dtype), counted, strict=True):
+        assert (count.bytes_read, count.bytes_written, count.block_dim) == (run.bytes_read, run.bytes_written, run.block_dim)
+        if chip == "Ascend310P3" and shape[-1] % 16:
+            # each unit (a row, or a core's part of the flat tensor) ends in one window: at most one more 32 B block
+            # per operand (<= 3 in, 2 out) and unit
+            units = shape[0] + run.block_dim
+            assert read <= run.bytes_read <= read + 3 * 32 * units and written <= run.bytes_written <= written + 2 * 32 * units
+        else:
+            assert (run.bytes_read, run.bytes_written) == (read, written)

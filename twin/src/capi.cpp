@@ -2,6 +2,7 @@
 #include <cstdio>
 #include "rms_norm.h"
 #include "add.h"
+#include "act.h"
 
 namespace {
 
@@ -54,11 +55,26 @@ int twin_tiling_add(const char* soc, uint64_t elems, int32_t dtype, uint32_t for
     return Finish(*c, r, blockDim, workspace, err, errLen);
 }
 
+// The activation kernels (kernels/act_kernel.h) by op base name: silu_mul, silu_mul_grad, swiglu, swiglu_grad, gelu, gelu_grad.
+int twin_tiling_act(const char* soc, const char* op, uint64_t rows, uint64_t cols, int32_t dtype, uint32_t approximate, uint32_t force, void* out,
+                    uint32_t* blockDim, uint64_t* workspace, char* err, int errLen) {
+    const ChipInfo* c = Chip(soc, err, errLen);
+    if (!c) return 1;
+    const airfuse::tiling::ActOp* a = airfuse::tiling::FindActOp(op);
+    if (!a) {
+        std::snprintf(err, size_t(errLen), "unknown activation kernel '%s'", op);
+        return 1;
+    }
+    auto r = airfuse::tiling::Act(*c, a->irType, a->buffers, rows, cols, DType(dtype), approximate, static_cast<AirfuseActTilingData*>(out), force);
+    return Finish(*c, r, blockDim, workspace, err, errLen);
+}
+
 uint32_t twin_tiling_size(const char* op) {
     std::string o = op;
     if (o == "rms_norm") return sizeof(AirfuseRmsNormTilingData);
     if (o == "rms_norm_grad") return sizeof(AirfuseRmsNormGradTilingData);
     if (o == "add") return sizeof(AirfuseAddTilingData);
+    if (o == "act") return sizeof(AirfuseActTilingData);
     return 0;
 }
 

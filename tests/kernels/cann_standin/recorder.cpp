@@ -2,6 +2,7 @@
 // InferShape / InferDataType / tiling adapter run on given shapes and dtypes.
 // Shape specs are "d0,d1,...:dtype" per tensor, separated by ';' (dtype = ge::DataType code).
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include "register/op_def_registry.h"
@@ -83,7 +84,12 @@ const char* standin_opdefs_json() {
         for (size_t i = 0; i < def->Attrs().size(); ++i) {
             const auto& a = def->Attrs()[i];
             js << (i ? "," : "") << "{\"name\":\"" << a.name << "\",\"attr_type\":\"" << OptionName(a.attrType) << "\",\"type\":\"" << a.type
-               << "\",\"default\":" << a.defaultValue << "}";
+               << "\",\"default\":";
+            if (a.type == "Str") {
+                js << "\"" << a.stringDefault << "\"}";
+            } else {
+                js << a.defaultValue << "}";
+            }
         }
         js << "],\"configs\":{";
         const auto& cfg = def->AICoreDef().configs;
@@ -103,6 +109,15 @@ const char* standin_opdefs_json() {
     return json.c_str();
 }
 
+// Every attr at its default, as GE passes an attr the graph leaves unset.
+static void DefaultAttrs(const ops::OpDef& def, gert::RuntimeAttrs& attrs) {
+    for (const auto& a : def.Attrs()) {
+        attrs.floats.push_back(float(a.defaultValue));
+        attrs.ints.push_back(int64_t(a.defaultValue));
+        attrs.strs.push_back(a.stringDefault);
+    }
+}
+
 // Output shapes and dtypes in the spec format; returns 1 when inference fails.
 int standin_infer(const char* op, const char* inputs, char* out, int outLen) {
     auto def = Make(op);
@@ -114,6 +129,7 @@ int standin_infer(const char* op, const char* inputs, char* out, int outLen) {
         sc.inputs.emplace_back(t.dims);
         dc.inputs.push_back(t.dtype);
     }
+    DefaultAttrs(*def, sc.attrs);
     sc.outputs.resize(def->Outputs().size());
     dc.outputs.resize(def->Outputs().size(), ge::DataType(-1));
     if (def->InferShape()(&sc) != ge::GRAPH_SUCCESS || def->InferDataType()(&dc) != ge::GRAPH_SUCCESS) return 1;
@@ -128,8 +144,10 @@ int standin_infer(const char* op, const char* inputs, char* out, int outLen) {
     return 0;
 }
 
-int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, float attr, uint8_t* tiling, uint32_t cap,
-                   uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode) {
+// The op's tiling adapter on the given inputs; attr 0 is `attr` (Float attrs) or `text` (Int and Str
+// attrs, as written in the graph) when given, else its default.
+static int RunTiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, const float* attr, const char* text,
+                     uint8_t* tiling, uint32_t cap, uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode) {
     auto def = Make(op);
     if (!def || !def->AICoreDef().tiling) return 1;
     gert::TilingContext ctx;
@@ -137,7 +155,12 @@ int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const c
         ctx.inputShapes.emplace_back(gert::Shape(t.dims));
         ctx.inputDescs.emplace_back(t.dtype);
     }
-    if (!def->Attrs().empty()) ctx.attrs.floats.push_back(attr);
+    DefaultAttrs(*def, ctx.attrs);
+    if (!def->Attrs().empty() && attr) ctx.attrs.floats[0] = *attr;
+    if (!def->Attrs().empty() && text) {
+        ctx.attrs.strs[0] = text;
+        ctx.attrs.ints[0] = std::strtoll(text, nullptr, 10);
+    }
     ctx.platform = fe::PlatFormInfos{soc, cores, ub};
     ctx.tilingCapacity = cap;
     if (def->AICoreDef().tiling(&ctx) != ge::GRAPH_SUCCESS) return 1;
@@ -147,6 +170,17 @@ int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const c
     *workspace = ctx.workspace[0];
     *scheduleMode = ctx.scheduleMode;
     return 0;
+}
+
+int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, float attr, uint8_t* tiling, uint32_t cap,
+                   uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode) {
+    return RunTiling(op, soc, cores, ub, inputs, &attr, nullptr, tiling, cap, tilingSize, blockDim, workspace, scheduleMode);
+}
+
+// Ops whose attr is Int or Str (swiglu's dim "0", gelu's approximate "none").
+int standin_tiling_text_attr(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, const char* attr, uint8_t* tiling,
+                             uint32_t cap, uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode) {
+    return RunTiling(op, soc, cores, ub, inputs, nullptr, attr, tiling, cap, tilingSize, blockDim, workspace, scheduleMode);
 }
 
 }  // extern "C"

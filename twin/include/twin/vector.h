@@ -62,6 +62,8 @@ void Unary(const char* api, const AscendC::LocalTensor<T>& d, const AscendC::Loc
     }
 }
 
+inline float NanMax(float x, float y) { return std::isnan(x) || std::isnan(y) ? NAN : (x > y ? x : y); }
+
 template <typename T> T TreeSum(const T* p, uint32_t n) {
     T buf[128];
     for (uint32_t i = 0; i < n; ++i) buf[i] = p[i];
@@ -91,6 +93,28 @@ template <typename T> void Muls(const LocalTensor<T>& d, const LocalTensor<T>& a
 }
 template <typename T> void Adds(const LocalTensor<T>& d, const LocalTensor<T>& a, const T& s, int32_t n) {
     twin::Unary("Adds", d, a, n, [s](auto x) { return decltype(x)(x + s); });
+}
+
+// Exp, Abs (documented for half and float). Results round to T after each op, as elsewhere.
+template <typename T> void Exp(const LocalTensor<T>& d, const LocalTensor<T>& a, int32_t n) {
+    twin::Unary("Exp", d, a, n, [](auto x) { return decltype(x)(std::exp(float(x))); });
+}
+template <typename T> void Abs(const LocalTensor<T>& d, const LocalTensor<T>& a, int32_t n) {
+    twin::Unary("Abs", d, a, n, [](auto x) { return decltype(x)(std::fabs(float(x))); });
+}
+// Max/Min and their scalar forms Maxs/Mins. The docs leave NaN operands unspecified; the twin
+// propagates NaN so that no kernel's NaN result can depend on the choice.
+template <typename T> void Max(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
+    twin::Binary("Max", d, a, b, n, [](auto x, auto y) { return decltype(x)(twin::NanMax(float(x), float(y))); });
+}
+template <typename T> void Min(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
+    twin::Binary("Min", d, a, b, n, [](auto x, auto y) { return decltype(x)(-twin::NanMax(-float(x), -float(y))); });
+}
+template <typename T> void Maxs(const LocalTensor<T>& d, const LocalTensor<T>& a, const T& s, int32_t n) {
+    twin::Unary("Maxs", d, a, n, [s](auto x) { return decltype(x)(twin::NanMax(float(x), float(s))); });
+}
+template <typename T> void Mins(const LocalTensor<T>& d, const LocalTensor<T>& a, const T& s, int32_t n) {
+    twin::Unary("Mins", d, a, n, [s](auto x) { return decltype(x)(-twin::NanMax(-float(x), -float(s))); });
 }
 
 template <typename T> void Duplicate(const LocalTensor<T>& d, const T& v, int32_t n) {

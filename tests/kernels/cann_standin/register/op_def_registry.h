@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ge {
@@ -66,10 +67,21 @@ private:
     ge::DataType t_;
 };
 
+// Attribute i in each representation (the recorder fills every one per attr); char = a string attr.
 class RuntimeAttrs {
 public:
     std::vector<float> floats;
-    template <typename T> const T* GetAttrPointer(size_t i) const { return i < floats.size() ? &floats[i] : nullptr; }
+    std::vector<int64_t> ints;
+    std::vector<std::string> strs;
+    template <typename T> const T* GetAttrPointer(size_t i) const {
+        if constexpr (std::is_same_v<T, char>) {
+            return i < strs.size() ? strs[i].c_str() : nullptr;
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+            return i < ints.size() ? &ints[i] : nullptr;
+        } else {
+            return i < floats.size() ? &floats[i] : nullptr;
+        }
+    }
 };
 
 class TilingContext {
@@ -102,6 +114,8 @@ public:
 class InferShapeContext {
 public:
     std::vector<Shape> inputs, outputs;
+    RuntimeAttrs attrs;
+    const RuntimeAttrs* GetAttrs() const { return &attrs; }
     const Shape* GetInputShape(size_t i) const { return i < inputs.size() ? &inputs[i] : nullptr; }
     Shape* GetOutputShape(size_t i) { return i < outputs.size() ? &outputs[i] : nullptr; }
 };
@@ -140,6 +154,8 @@ struct OpAttrDef {
     OpAttrDef& Float(float v) { type = "Float"; defaultValue = v; return *this; }
     OpAttrDef& Int(int64_t v) { type = "Int"; defaultValue = double(v); return *this; }
     OpAttrDef& Bool(bool v) { type = "Bool"; defaultValue = v; return *this; }
+    std::string stringDefault;  // type "Str" (the IR's name for a string attr)
+    OpAttrDef& String(const char* v) { type = "Str"; stringDefault = v; return *this; }
 };
 
 using TilingFunc = ge::graphStatus (*)(gert::TilingContext*);
