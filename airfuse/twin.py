@@ -52,6 +52,7 @@ def library() -> ctypes.CDLL:
                                 ctypes.POINTER(u64), ctypes.POINTER(u64), ctypes.c_char_p, ctypes.c_int]
     tail = [p, ctypes.POINTER(u32), ctypes.POINTER(u64), ctypes.c_char_p, ctypes.c_int]
     lib.twin_tiling_rms_norm.argtypes = [ctypes.c_char_p, u64, u32, i32, i32, ctypes.c_float, u32, *tail]
+    lib.twin_tiling_add_rms_norm.argtypes = [ctypes.c_char_p, u64, u32, i32, i32, ctypes.c_float, u32, *tail]
     lib.twin_tiling_rms_norm_grad.argtypes = [ctypes.c_char_p, u64, u32, i32, i32, u32, *tail]
     lib.twin_tiling_add.argtypes = [ctypes.c_char_p, u64, i32, u32, *tail]
     lib.twin_tiling_size.argtypes = [ctypes.c_char_p]
@@ -69,7 +70,7 @@ class Tiling:
 
 
 def tiling(kind: str, chip: str, *args) -> Tiling:
-    """The op_host tiling core's answer for op ``kind`` (rms_norm, rms_norm_grad, add)."""
+    """The op_host tiling core's answer for op ``kind`` (rms_norm, rms_norm_grad, add_rms_norm, add)."""
     lib = library()
     data = ctypes.create_string_buffer(lib.twin_tiling_size(kind.encode()))
     block_dim, workspace = ctypes.c_uint32(), ctypes.c_uint64()
@@ -165,6 +166,24 @@ def rms_norm(x, gamma, epsilon=1e-6, *, chip=DEFAULT_CHIP, block_dim=0, count_on
     gm = [("x", t["x"]), ("gamma", t["gamma"]), ("y", y), ("rstd", rstd), ("workspace", ws)]
     read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
     return Launch((y, rstd), tile.block_dim, read, written, tile.workspace_bytes)
+
+
+def add_rms_norm(x1, x2, gamma, epsilon=1e-6, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.add_rms_norm import check_add_rms_norm
+
+    op = ALL_OPS["add_rms_norm"]
+    check_add_rms_norm(x1, x2, gamma, epsilon)
+    combo = op.check_input_dtypes({"x1": x1, "x2": x2, "gamma": gamma}, reference=False)
+    t = _contiguous(op, {"x1": x1, "x2": x2, "gamma": gamma})
+    rows, cols = math.prod(x1.shape[:-1]), x1.shape[-1]
+    tile = tiling("add_rms_norm", chip, rows, cols, GE_DTYPE[x1.dtype], GE_DTYPE[gamma.dtype], epsilon, block_dim)
+    y, x = _empty(x1.shape, combo["y"]), _empty(x1.shape, combo["x"])
+    rstd = _empty((*x1.shape[:-1], 1), combo["rstd"])
+    symbol = f"{op.kernel_symbol}__{_dtype_suffix(x1.dtype, gamma.dtype)}"
+    gm = [("x1", t["x1"]), ("x2", t["x2"]), ("gamma", t["gamma"]), ("y", y), ("rstd", rstd), ("x", x),
+          ("workspace", _workspace(tile.workspace_bytes))]
+    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch((y, rstd, x), tile.block_dim, read, written, tile.workspace_bytes)
 
 
 def rms_norm_backward(dy, x, rstd, gamma, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:

@@ -44,6 +44,9 @@ def measure(kernel, tokens, hidden, dtype, chip):
         rstd = torch.empty(tokens, 1, dtype=torch.float32)
         run = twin.rms_norm_backward(dy, x, rstd, gamma, chip=chip, count_only=True)
         minimum = nbytes(dy, x, rstd, gamma, *run.outputs) + run.block_dim * hidden * 4
+    elif kernel == "add_rms_norm":
+        run = twin.add_rms_norm(x, dy, gamma, chip=chip, count_only=True)
+        minimum = nbytes(x, dy, gamma, *run.outputs)
     else:
         run = twin.add(x, dy, chip=chip, count_only=True)
         minimum = nbytes(x, dy, *run.outputs)
@@ -57,7 +60,7 @@ def table(chip):
     print(f"{'kernel':<18} {'tokens':>6} {'hidden':>6} {'dtype':<8} {'block_dim':>9} {'GM bytes':>12} {'min bytes':>12} {'ratio':>6} "
           f"{f'us@{bytes_per_s / 1e9:g}GB/s':>13}")
     worst = 0.0
-    for kernel in ("rms_norm", "rms_norm_backward", "add"):
+    for kernel in ("rms_norm", "rms_norm_backward", "add", "add_rms_norm"):
         for dtype in dtypes:
             for hidden in HIDDEN:
                 for tokens in TOKENS:

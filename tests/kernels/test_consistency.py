@@ -45,7 +45,7 @@ KERNEL_OPS = [op for op in ALL_OPS.values() if kernel_source(op).exists()]
 
 def test_every_kernel_has_an_opdef_and_back(opdefs):
     assert {op.ir_type for op in KERNEL_OPS} == set(opdefs)
-    assert {"AirfuseRmsNorm", "AirfuseRmsNormGrad", "AirfuseAdd"} <= set(opdefs)
+    assert {"AirfuseRmsNorm", "AirfuseRmsNormGrad", "AirfuseAdd", "AirfuseAddRmsNorm"} <= set(opdefs)
 
 
 # The dtype combinations each chip's OpDef config declares: all on 910B; 310P has no bfloat16.
@@ -132,7 +132,8 @@ def test_infer_shape_and_dtype_match_the_fake_impl(op, shape, standin):
 
 
 TILING_CASES = [("rms_norm", (4096, 4096)), ("rms_norm", (1, 65536)), ("rms_norm_backward", (200, 300)),
-                ("rms_norm_backward", (16384, 8192)), ("add", (128, 4096))]
+                ("rms_norm_backward", (16384, 8192)), ("add", (128, 4096)), ("add_rms_norm", (4096, 4096)),
+                ("add_rms_norm", (3, 14336)), ("add_rms_norm", (40000, 3))]
 
 
 # (chip, the stand-in platform's SoC code, vector cores, UB bytes)
@@ -160,6 +161,8 @@ def test_cann_tiling_adapter_equals_the_twin_tiling(name, shape, chip, soc, core
             tile = twin.tiling("add", chip, rows * cols, GE[combo["x"]], 0)
         elif name == "rms_norm":
             tile = twin.tiling("rms_norm", chip, rows, cols, GE[combo["x"]], GE[combo["gamma"]], 1e-6, 0)
+        elif name == "add_rms_norm":
+            tile = twin.tiling("add_rms_norm", chip, rows, cols, GE[combo["x1"]], GE[combo["gamma"]], 1e-6, 0)
         else:
             tile = twin.tiling("rms_norm_grad", chip, rows, cols, GE[combo["x"]], GE[combo["gamma"]], 0)
         assert buf.raw[: size.value] == tile.data.raw
@@ -168,7 +171,7 @@ def test_cann_tiling_adapter_equals_the_twin_tiling(name, shape, chip, soc, core
         assert mode.value == (1 if name == "rms_norm_backward" and tile.block_dim > 1 else 0)
 
 
-@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add"])
+@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add", "add_rms_norm"])
 def test_cann_tiling_adapter_refuses_bf16_on_310p(name, standin):
     op = ALL_OPS[name]
     args = [ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint64()), ctypes.byref(ctypes.c_uint32())]
@@ -178,7 +181,7 @@ def test_cann_tiling_adapter_refuses_bf16_on_310p(name, standin):
         assert rc == (1 if _has_bf16(combo) else 0), combo
 
 
-@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add"])
+@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add", "add_rms_norm"])
 def test_cann_tiling_adapter_checks_the_tiling_buffer(name, standin):
     """GetTilingData<T>() is null when the op's tiling buffer is smaller than T: the adapter fails
     instead of writing through it; with room for T it succeeds."""

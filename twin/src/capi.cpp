@@ -39,6 +39,14 @@ int twin_tiling_rms_norm(const char* soc, uint64_t rows, uint32_t cols, int32_t 
     return Finish(*c, r, blockDim, workspace, err, errLen);
 }
 
+int twin_tiling_add_rms_norm(const char* soc, uint64_t rows, uint32_t cols, int32_t x, int32_t gamma, float eps, uint32_t force, void* out,
+                             uint32_t* blockDim, uint64_t* workspace, char* err, int errLen) {
+    const ChipInfo* c = Chip(soc, err, errLen);
+    if (!c) return 1;
+    auto r = airfuse::tiling::AddRmsNorm(*c, rows, cols, DType(x), DType(gamma), eps, static_cast<AirfuseRmsNormTilingData*>(out), force);
+    return Finish(*c, r, blockDim, workspace, err, errLen);
+}
+
 int twin_tiling_rms_norm_grad(const char* soc, uint64_t rows, uint32_t cols, int32_t x, int32_t gamma, uint32_t force, void* out, uint32_t* blockDim,
                               uint64_t* workspace, char* err, int errLen) {
     const ChipInfo* c = Chip(soc, err, errLen);
@@ -56,7 +64,7 @@ int twin_tiling_add(const char* soc, uint64_t elems, int32_t dtype, uint32_t for
 
 uint32_t twin_tiling_size(const char* op) {
     std::string o = op;
-    if (o == "rms_norm") return sizeof(AirfuseRmsNormTilingData);
+    if (o == "rms_norm" || o == "add_rms_norm") return sizeof(AirfuseRmsNormTilingData);
     if (o == "rms_norm_grad") return sizeof(AirfuseRmsNormGradTilingData);
     if (o == "add") return sizeof(AirfuseAddTilingData);
     return 0;
