@@ -8,6 +8,7 @@ import ctypes
 import json
 import math
 import re
+import struct
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,8 @@ def standin():
     lib.standin_infer.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
     lib.standin_tiling.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_char_p,
                                    ctypes.c_float, ctypes.c_char_p, ctypes.c_uint32] + [ctypes.c_void_p] * 4
+    lib.standin_set_string_attr.argtypes = [ctypes.c_char_p]
+    lib.standin_set_string_attr(b"half")  # rope's mode unless a test says otherwise
     return lib
 
 
@@ -45,7 +48,7 @@ KERNEL_OPS = [op for op in ALL_OPS.values() if kernel_source(op).exists()]
 
 def test_every_kernel_has_an_opdef_and_back(opdefs):
     assert {op.ir_type for op in KERNEL_OPS} == set(opdefs)
-    assert {"AirfuseRmsNorm", "AirfuseRmsNormGrad", "AirfuseAdd", "AirfuseAddRmsNorm"} <= set(opdefs)
+    assert {"AirfuseRmsNorm", "AirfuseRmsNormGrad", "AirfuseAdd", "AirfuseAddRmsNorm", "AirfuseRope", "AirfuseRopeGrad"} <= set(opdefs)
 
 
 # The dtype combinations each chip's OpDef config declares: all on 910B; 310P has no bfloat16.
@@ -64,7 +67,10 @@ def test_opdef_matches_op_definition(op, opdefs):
     d = opdefs[op.ir_type]
     assert [(a["name"], a["type"], a["attr_type"]) for a in d["attrs"]] == [(a.name, a.ge_type, "optional") for a in op.attrs]
     for a, ir in zip(d["attrs"], op.attrs, strict=True):
-        assert math.isclose(a["default"], ir.default, rel_tol=1e-6)
+        if isinstance(ir.default, str):
+            assert a["default"] == ir.default
+        else:
+            assert math.isclose(a["default"], ir.default, rel_tol=1e-6)
     assert d["has_tiling"] and d["has_infer_shape"] and d["has_infer_dtype"]
     assert set(d["configs"]) == set(CHIP_COMBOS)
     for soc, expected in CHIP_COMBOS.items():
@@ -122,6 +128,8 @@ def _inputs(op, combo, shape):
 @pytest.mark.parametrize("op", KERNEL_OPS, ids=lambda o: o.ir_type)
 @pytest.mark.parametrize("shape", [(3, 7), (2, 5, 4097)], ids=str)
 def test_infer_shape_and_dtype_match_the_fake_impl(op, shape, standin):
+    if op.name.startswith("rope"):
+        shape = (*shape[:-1], shape[-1] + 1)  # rope rotates pairs: an even last dim
     for combo in op.dtype_combos:
         ins = _inputs(op, combo, shape)
         fake = getattr(torch.ops.airfuse, op.name)(*ins)
@@ -133,7 +141,7 @@ def test_infer_shape_and_dtype_match_the_fake_impl(op, shape, standin):
 
 TILING_CASES = [("rms_norm", (4096, 4096)), ("rms_norm", (1, 65536)), ("rms_norm_backward", (200, 300)),
                 ("rms_norm_backward", (16384, 8192)), ("add", (128, 4096)), ("add_rms_norm", (4096, 4096)),
-                ("add_rms_norm", (3, 14336)), ("add_rms_norm", (40000, 3))]
+                ("add_rms_norm", (3, 14336)), ("add_rms_norm", (40000, 3)), ("rope", (2, 32, 4096, 128)), ("rope_backward", (4, 7, 64))]
 
 
 # (chip, the stand-in platform's SoC code, vector cores, UB bytes)
@@ -153,6 +161,8 @@ def test_cann_tiling_adapter_equals_the_twin_tiling(name, shape, chip, soc, core
         if soc == 2 and _has_bf16(combo):
             continue  # refused on 310P: test_cann_tiling_adapter_refuses_bf16_on_310p
         ins = _inputs(op, combo, shape)
+        if name.startswith("rope"):
+            ins[1:] = [t[:1] for t in ins[1:]]  # cos/sin broadcast over the first dim
         buf, size, bd, ws, mode = ctypes.create_string_buffer(256), ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint32()
         refs = [ctypes.byref(v) for v in (size, bd, ws, mode)]
         assert standin.standin_tiling(op.ir_type.encode(), soc, cores, ub, _spec(ins), 1e-6, buf, 256, *refs) == 0
@@ -163,6 +173,10 @@ def test_cann_tiling_adapter_equals_the_twin_tiling(name, shape, chip, soc, core
             tile = twin.tiling("rms_norm", chip, rows, cols, GE[combo["x"]], GE[combo["gamma"]], 1e-6, 0)
         elif name == "add_rms_norm":
             tile = twin.tiling("add_rms_norm", chip, rows, cols, GE[combo["x1"]], GE[combo["gamma"]], 1e-6, 0)
+        elif name.startswith("rope"):
+            rank = len(shape)
+            dims = (ctypes.c_int64 * rank)(*shape), (ctypes.c_int64 * rank)(1, *shape[1:])
+            tile = twin.tiling("rope", chip, int(name == "rope_backward"), rank, *dims, GE[ins[0].dtype], GE[ins[1].dtype], b"half", 0)
         else:
             tile = twin.tiling("rms_norm_grad", chip, rows, cols, GE[combo["x"]], GE[combo["gamma"]], 0)
         assert buf.raw[: size.value] == tile.data.raw
@@ -171,7 +185,30 @@ def test_cann_tiling_adapter_equals_the_twin_tiling(name, shape, chip, soc, core
         assert mode.value == (1 if name == "rms_norm_backward" and tile.block_dim > 1 else 0)
 
 
-@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add", "add_rms_norm"])
+def test_cann_tiling_adapter_passes_rope_mode(standin):
+    """The adapter reads the mode attr: "interleave" gives a rotate step of 1, "half" D/2, anything
+    else fails as the tiling core refuses it."""
+    op = ALL_OPS["rope"]
+    ins = _inputs(op, op.dtype_combos[0], (4, 64))
+    steps = {}
+    try:
+        for mode in (b"half", b"interleave", b"quarter"):
+            standin.standin_set_string_attr(mode)
+            buf, size = ctypes.create_string_buffer(256), ctypes.c_uint32()
+            refs = [ctypes.byref(size)] + [ctypes.byref(v) for v in (ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint32())]
+            rc = standin.standin_tiling(b"AirfuseRope", 1, 48, 196352, _spec(ins), 0.0, buf, 256, *refs)
+            steps[mode] = struct.unpack_from("<I", buf.raw, ROPE_STEP_OFFSET)[0] if rc == 0 else None
+    finally:
+        standin.standin_set_string_attr(b"half")
+    assert steps == {b"half": 32, b"interleave": 1, b"quarter": None}
+
+
+# AirfuseRopeTilingData.rotateStep: after four uint64 counts, 8 sizes and 8 strides (uint64),
+# 8 broadcast flags and five uint32 fields.
+ROPE_STEP_OFFSET = 4 * 8 + 16 * 8 + 8 * 4 + 5 * 4
+
+
+@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add", "add_rms_norm", "rope", "rope_backward"])
 def test_cann_tiling_adapter_refuses_bf16_on_310p(name, standin):
     op = ALL_OPS[name]
     args = [ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint64()), ctypes.byref(ctypes.c_uint32())]
@@ -181,7 +218,7 @@ def test_cann_tiling_adapter_refuses_bf16_on_310p(name, standin):
         assert rc == (1 if _has_bf16(combo) else 0), combo
 
 
-@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add", "add_rms_norm"])
+@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add", "add_rms_norm", "rope", "rope_backward"])
 def test_cann_tiling_adapter_checks_the_tiling_buffer(name, standin):
     """GetTilingData<T>() is null when the op's tiling buffer is smaller than T: the adapter fails
     instead of writing through it; with room for T it succeeds."""

@@ -2,6 +2,7 @@
 #include <cstdio>
 #include "rms_norm.h"
 #include "add.h"
+#include "rope.h"
 
 namespace {
 
@@ -62,11 +63,23 @@ int twin_tiling_add(const char* soc, uint64_t elems, int32_t dtype, uint32_t for
     return Finish(*c, r, blockDim, workspace, err, errLen);
 }
 
+// rope and rope_grad: x's (or dy's) and cos's dims, `rank` of each.
+int twin_tiling_rope(const char* soc, int grad, int32_t rank, const int64_t* x, const int64_t* table, int32_t xType, int32_t tableType,
+                     const char* mode, uint32_t force, void* out, uint32_t* blockDim, uint64_t* workspace, char* err, int errLen) {
+    const ChipInfo* c = Chip(soc, err, errLen);
+    if (!c) return 1;
+    auto r = airfuse::tiling::Rope(grad ? "AirfuseRopeGrad" : "AirfuseRope", *c, std::vector<int64_t>(x, x + rank),
+                                   std::vector<int64_t>(table, table + rank), DType(xType), DType(tableType), mode,
+                                   static_cast<AirfuseRopeTilingData*>(out), force);
+    return Finish(*c, r, blockDim, workspace, err, errLen);
+}
+
 uint32_t twin_tiling_size(const char* op) {
     std::string o = op;
     if (o == "rms_norm" || o == "add_rms_norm") return sizeof(AirfuseRmsNormTilingData);
     if (o == "rms_norm_grad") return sizeof(AirfuseRmsNormGradTilingData);
     if (o == "add") return sizeof(AirfuseAddTilingData);
+    if (o == "rope") return sizeof(AirfuseRopeTilingData);
     return 0;
 }
 

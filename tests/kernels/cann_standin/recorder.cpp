@@ -83,7 +83,12 @@ const char* standin_opdefs_json() {
         for (size_t i = 0; i < def->Attrs().size(); ++i) {
             const auto& a = def->Attrs()[i];
             js << (i ? "," : "") << "{\"name\":\"" << a.name << "\",\"attr_type\":\"" << OptionName(a.attrType) << "\",\"type\":\"" << a.type
-               << "\",\"default\":" << a.defaultValue << "}";
+               << "\",\"default\":";
+            if (a.type == "Str") {
+                js << "\"" << a.stringDefault << "\"}";
+            } else {
+                js << a.defaultValue << "}";
+            }
         }
         js << "],\"configs\":{";
         const auto& cfg = def->AICoreDef().configs;
@@ -128,6 +133,10 @@ int standin_infer(const char* op, const char* inputs, char* out, int outLen) {
     return 0;
 }
 
+// The value standin_tiling gives String attrs (its float argument serves the others).
+static std::string gStringAttr;
+void standin_set_string_attr(const char* value) { gStringAttr = value; }
+
 int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, float attr, uint8_t* tiling, uint32_t cap,
                    uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode) {
     auto def = Make(op);
@@ -137,7 +146,13 @@ int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const c
         ctx.inputShapes.emplace_back(gert::Shape(t.dims));
         ctx.inputDescs.emplace_back(t.dtype);
     }
-    if (!def->Attrs().empty()) ctx.attrs.floats.push_back(attr);
+    for (const auto& a : def->Attrs()) {
+        if (a.type == "Str") {
+            ctx.attrs.strs.push_back(gStringAttr);
+        } else {
+            ctx.attrs.floats.push_back(attr);
+        }
+    }
     ctx.platform = fe::PlatFormInfos{soc, cores, ub};
     ctx.tilingCapacity = cap;
     if (def->AICoreDef().tiling(&ctx) != ge::GRAPH_SUCCESS) return 1;

@@ -69,7 +69,9 @@ private:
 class RuntimeAttrs {
 public:
     std::vector<float> floats;
+    std::vector<std::string> strs;  // String attrs, in their own order (the stand-in's ops have one kind each)
     template <typename T> const T* GetAttrPointer(size_t i) const { return i < floats.size() ? &floats[i] : nullptr; }
+    const char* GetStr(size_t i) const { return i < strs.size() ? strs[i].c_str() : nullptr; }
 };
 
 class TilingContext {
@@ -136,10 +138,12 @@ struct OpAttrDef {
     Option attrType = OPTIONAL;
     std::string type;
     double defaultValue = 0;
+    std::string stringDefault;
     OpAttrDef& AttrType(Option o) { attrType = o; return *this; }
     OpAttrDef& Float(float v) { type = "Float"; defaultValue = v; return *this; }
     OpAttrDef& Int(int64_t v) { type = "Int"; defaultValue = double(v); return *this; }
     OpAttrDef& Bool(bool v) { type = "Bool"; defaultValue = v; return *this; }
+    OpAttrDef& String(const char* v) { type = "Str"; stringDefault = v; return *this; }
 };
 
 using TilingFunc = ge::graphStatus (*)(gert::TilingContext*);
