@@ -28,6 +28,11 @@ CHIPS = {
 }
 TOKENS = (1, 128, 4096, 16384)
 HIDDEN = (4096, 8192)
+# rope on q of a 32-head, head-dim-128 attention (hidden 4096): [B, N, S, D] with cos/sin
+# [1, 1, S, D], and [B, S, N, D] with [1, S, 1, D]; the minimum reads each cos/sin slice once.
+ROPE_HEADS, ROPE_DIM = 32, 128
+ROPE_LAYOUTS = {"bnsd": lambda s: ((1, ROPE_HEADS, s, ROPE_DIM), (1, 1, s, ROPE_DIM)),
+                "bsnd": lambda s: ((1, s, ROPE_HEADS, ROPE_DIM), (1, s, 1, ROPE_DIM))}
 
 
 def nbytes(*tensors):
@@ -53,6 +58,27 @@ def measure(kernel, tokens, hidden, dtype, chip):
     return run, minimum
 
 
+def measure_rope(kernel, layout, tokens, dtype, chip):
+    x_shape, table_shape = ROPE_LAYOUTS[layout](tokens)
+    x, cos = torch.empty(x_shape, dtype=dtype), torch.empty(table_shape, dtype=dtype)
+    run = getattr(twin, kernel)(x, cos, cos, chip=chip, count_only=True)
+    return run, nbytes(x, cos, cos, *run.outputs)
+
+
+def rows(chip, dtypes):
+    """(kernel label, tokens, hidden, dtype, run, minimum) for every row of the chip's table."""
+    for kernel in ("rms_norm", "rms_norm_backward", "add", "add_rms_norm"):
+        for dtype in dtypes:
+            for hidden in HIDDEN:
+                for tokens in TOKENS:
+                    yield (kernel, tokens, hidden, dtype, *measure(kernel, tokens, hidden, dtype, chip))
+    for kernel in ("rope", "rope_backward"):
+        for layout in ROPE_LAYOUTS:
+            for dtype in dtypes:
+                for tokens in TOKENS[:3]:
+                    yield (f"{kernel}_{layout}", tokens, ROPE_HEADS * ROPE_DIM, dtype, *measure_rope(kernel, layout, tokens, dtype, chip))
+
+
 def table(chip):
     """Prints the chip's table; returns its worst ratio."""
     bytes_per_s, dtypes = CHIPS[chip]
@@ -60,17 +86,13 @@ def table(chip):
     print(f"{'kernel':<18} {'tokens':>6} {'hidden':>6} {'dtype':<8} {'block_dim':>9} {'GM bytes':>12} {'min bytes':>12} {'ratio':>6} "
           f"{f'us@{bytes_per_s / 1e9:g}GB/s':>13}")
     worst = 0.0
-    for kernel in ("rms_norm", "rms_norm_backward", "add", "add_rms_norm"):
-        for dtype in dtypes:
-            for hidden in HIDDEN:
-                for tokens in TOKENS:
-                    run, minimum = measure(kernel, tokens, hidden, dtype, chip)
-                    moved = run.bytes_read + run.bytes_written
-                    ratio = moved / minimum
-                    worst = max(worst, ratio)
-                    us = moved / bytes_per_s * 1e6
-                    name = str(dtype).removeprefix("torch.")
-                    print(f"{kernel:<18} {tokens:>6} {hidden:>6} {name:<8} {run.block_dim:>9} {moved:>12} {minimum:>12} {ratio:>6.3f} {us:>13.2f}")
+    for kernel, tokens, hidden, dtype, run, minimum in rows(chip, dtypes):
+        moved = run.bytes_read + run.bytes_written
+        ratio = moved / minimum
+        worst = max(worst, ratio)
+        us = moved / bytes_per_s * 1e6
+        name = str(dtype).removeprefix("torch.")
+        print(f"{kernel:<18} {tokens:>6} {hidden:>6} {name:<8} {run.block_dim:>9} {moved:>12} {minimum:>12} {ratio:>6.3f} {us:>13.2f}")
     return worst
 
 

@@ -78,6 +78,24 @@ def test_count_only_counts_what_a_full_run_moves(chip, rows, cols, dtype, gamma_
         assert (counted.bytes_read, counted.bytes_written, counted.block_dim) == (full.bytes_read, full.bytes_written, full.block_dim)
 
 
+ROPE_COUNT_CASES = [("Ascend910B2", (2, 4, 5, 64), (1, 1, 5, 64), torch.float16, torch.float32, "half"),
+                    ("Ascend910B2", (3, 6), (3, 6), torch.bfloat16, torch.bfloat16, "interleave"),
+                    ("Ascend310P3", (2, 5, 4, 32), (2, 5, 1, 32), torch.float16, torch.float16, "interleave")]
+
+
+@pytest.mark.parametrize("chip,x_shape,table_shape,dtype,table_dtype,mode", ROPE_COUNT_CASES, ids=str)
+def test_rope_count_only_counts_what_a_full_run_moves(chip, x_shape, table_shape, dtype, table_dtype, mode):
+    gen = generator()
+    x, cos = randn(x_shape, dtype, gen), randn(table_shape, table_dtype, gen)
+    for fn in (twin.rope, twin.rope_backward):
+        full, counted = fn(x, cos, cos, mode, chip=chip), fn(x, cos, cos, mode, chip=chip, count_only=True)
+        assert (counted.bytes_read, counted.bytes_written, counted.block_dim) == (full.bytes_read, full.bytes_written, full.block_dim)
+        # x in and out once; each core reads the slices of its rows, at most one slice more than its share
+        slice_bytes = 2 * cos.shape[-1] * cos.element_size()
+        assert full.bytes_written == x.nbytes
+        assert 2 * cos.nbytes + x.nbytes <= full.bytes_read <= 2 * cos.nbytes + x.nbytes + full.block_dim * slice_bytes
+
+
 def test_310p_windows_cost_at_most_a_block_per_core_and_row():
     """Unaligned rows on 310P: beyond 910B's traffic, each row reads and writes at most one more
     32 B block per tensor, and each core at most one more for rstd and gamma."""
