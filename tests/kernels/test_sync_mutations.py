@@ -24,6 +24,15 @@ NORM_SCENARIOS = [
     (P3, (3, 7), F16, F16, 0), (P3, (2, 4097), F32, F32, 0), (P3, (9, 1), F32, F32, 8), (P3, (40, 100), F16, F32, 4),
     (P3, (1, 65536), F32, F32, 0), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F16, 0),
 ]
+# (chip, shape, x dtype, gamma dtype, block_dim): the residual add's own paths (float and half sums,
+# split rows reading x back, rows under 32 B streaming x on 310P).
+ADD_NORM_SCENARIOS = [(B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 0), (B2, (1, 20000), BF16, F32, 0), (B2, (16, 64), F32, F32, 4),
+                      (P3, (3, 7), F16, F16, 0), (P3, (9, 1), F32, F32, 8), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F32, 0)]
+# (chip, x shape, cos/sin shape, x dtype, table dtype, mode, block_dim): shared and per-row tables,
+# float and half/bf16 rows and tables, strided runs, both chips' copies.
+ROPE_SCENARIOS = [(B2, (2, 4, 3, 64), (1, 1, 3, 64), F16, F32, "half", 0), (B2, (3, 6), (3, 6), F32, F32, "interleave", 0),
+                  (B2, (2, 3, 4, 5, 10), (2, 1, 4, 1, 10), BF16, BF16, "half", 3), (P3, (2, 4, 3, 64), (1, 1, 3, 64), F16, F16, "interleave", 0),
+                  (P3, (3, 16), (3, 16), F32, F32, "half", 2)]
 ADD_SCENARIOS = [(B2, (3, 5, 129), F16, 0), (B2, (4097,), F32, 0), (B2, (70000,), BF16, 3), (P3, (3, 5, 129), F16, 0), (P3, (3, 1), F32, 0),
                  (P3, (4097,), F32, 2)]
 
@@ -70,6 +79,12 @@ def _launch_all(site=""):
             x, gamma, dy = randn(shape, x_dt, gen), randn(shape[-1:], g_dt, gen), randn(shape, x_dt, gen)
             _, rstd = twin.rms_norm(x, gamma, 1e-6, chip=chip, block_dim=bd).outputs
             twin.rms_norm_backward(dy, x, rstd, gamma, chip=chip, block_dim=bd if chip == B2 else 0)
+        for chip, shape, x_dt, g_dt, bd in ADD_NORM_SCENARIOS:
+            twin.add_rms_norm(randn(shape, x_dt, gen), randn(shape, x_dt, gen), randn(shape[-1:], g_dt, gen), chip=chip, block_dim=bd)
+        for chip, x_shape, t_shape, x_dt, t_dt, mode, bd in ROPE_SCENARIOS:
+            x, cos, sin = randn(x_shape, x_dt, gen), randn(t_shape, t_dt, gen), randn(t_shape, t_dt, gen)
+            twin.rope(x, cos, sin, mode, chip=chip, block_dim=bd)
+            twin.rope_backward(x, cos, sin, mode, chip=chip, block_dim=bd)
         for chip, shape, dt, bd in ADD_SCENARIOS:
             twin.add(randn(shape, dt, gen), randn(shape, dt, gen), chip=chip, block_dim=bd)
         if not site.startswith("act_"):

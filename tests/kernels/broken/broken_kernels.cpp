@@ -203,6 +203,44 @@ extern "C" __global__ __aicore__ void broken_scalar_gm_store(GM_ADDR x, GM_ADDR 
     g.SetValue(kElems, 1.0f);
 }
 
+namespace {
+// Gathers 64 floats from a 64-float source with byte offsets 4 * (j + first) + skew.
+void GatherWithOffsets(float first, float skew) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 3 * 256);
+    LocalTensor<float> src = buf.Get<float>(64), dst = buf.GetWithOffset<float>(64, 256), f = buf.GetWithOffset<float>(64, 512);
+    LocalTensor<int32_t> offsets = buf.GetWithOffset<int32_t>(64, 512);
+    Duplicate(src, 1.0f, 64);
+    CreateVecIndex(f, first, 64);
+    PipeBarrier<PIPE_V>();
+    Muls(f, f, 4.0f, 64);
+    PipeBarrier<PIPE_V>();
+    Adds(f, f, skew, 64);
+    PipeBarrier<PIPE_V>();
+    Cast(offsets, f, RoundMode::CAST_RINT, 64);
+    PipeBarrier<PIPE_V>();
+    Gather(dst, src, offsets.ReinterpretCast<uint32_t>(), 0, 64);
+}
+}  // namespace
+
+// The last offset points one element past src (the hardware would read unrelated UB).
+extern "C" __global__ __aicore__ void broken_gather_outside_src(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { GatherWithOffsets(1.0f, 0.0f); }
+
+// Byte offsets must be multiples of the element size.
+extern "C" __global__ __aicore__ void broken_gather_unaligned_offset(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { GatherWithOffsets(0.0f, 2.0f); }
+
+// float -> int32_t with a round mode the twin does not model.
+extern "C" __global__ __aicore__ void broken_cast_mode_int32(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 2 * 256);
+    LocalTensor<float> f = buf.Get<float>(64);
+    Duplicate(f, 1.5f, 64);
+    PipeBarrier<PIPE_V>();
+    Cast(buf.GetWithOffset<int32_t>(64, 256), f, RoundMode::CAST_ROUND, 64);
+}
+
 // ---- synchronisation: each breaks one ordering rule of the pipes (twin/README.md) ----
 
 // A freed VECIN buffer holds V_MTE2 id 0 until its next AllocTensor; a literal id 0 sets it twice.

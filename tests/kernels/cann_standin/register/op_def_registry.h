@@ -67,21 +67,44 @@ private:
     ge::DataType t_;
 };
 
-// Attribute i in each representation (the recorder fills every one per attr); char = a string attr.
+// The op's attrs in one index space (declaration order), each stored in its declared type as
+// metadef's RuntimeAttrs holds it: Float as float, Int as int64_t, Bool as bool, Str as NUL-terminated
+// chars. Stricter than CANN, which reinterprets the slot: reading a slot as another type gives
+// nullptr, so an adapter reading the wrong type fails its test instead of reading garbage.
 class RuntimeAttrs {
 public:
-    std::vector<float> floats;
-    std::vector<int64_t> ints;
-    std::vector<std::string> strs;
+    // Appends the attr of IR type `type` ("Float", "Int", "Bool", "Str") written as `text`;
+    // false when the text is not a value of that type.
+    bool Append(const std::string& type, const std::string& text);
     template <typename T> const T* GetAttrPointer(size_t i) const {
+        if (i >= slots_.size()) return nullptr;
+        const Slot& s = slots_[i];
         if constexpr (std::is_same_v<T, char>) {
-            return i < strs.size() ? strs[i].c_str() : nullptr;
+            return s.type == "Str" ? s.str.c_str() : nullptr;
         } else if constexpr (std::is_same_v<T, int64_t>) {
-            return i < ints.size() ? &ints[i] : nullptr;
+            return s.type == "Int" ? &s.i : nullptr;
+        } else if constexpr (std::is_same_v<T, bool>) {
+            return s.type == "Bool" ? &s.b : nullptr;
         } else {
-            return i < floats.size() ? &floats[i] : nullptr;
+            static_assert(std::is_same_v<T, float>, "the stand-in holds Float, Int, Bool and Str attrs");
+            return s.type == "Float" ? &s.f : nullptr;
         }
     }
+    const int64_t* GetInt(size_t i) const { return GetAttrPointer<int64_t>(i); }
+    const char* GetStr(size_t i) const { return GetAttrPointer<char>(i); }
+    const float* GetFloat(size_t i) const { return GetAttrPointer<float>(i); }
+    const bool* GetBool(size_t i) const { return GetAttrPointer<bool>(i); }
+    size_t GetAttrNum() const { return slots_.size(); }
+
+private:
+    struct Slot {
+        std::string type;
+        float f = 0;
+        int64_t i = 0;
+        bool b = false;
+        std::string str;
+    };
+    std::vector<Slot> slots_;
 };
 
 class TilingContext {
@@ -150,11 +173,11 @@ struct OpAttrDef {
     Option attrType = OPTIONAL;
     std::string type;
     double defaultValue = 0;
+    std::string stringDefault;  // type "Str" (the IR's name for a string attr)
     OpAttrDef& AttrType(Option o) { attrType = o; return *this; }
     OpAttrDef& Float(float v) { type = "Float"; defaultValue = v; return *this; }
     OpAttrDef& Int(int64_t v) { type = "Int"; defaultValue = double(v); return *this; }
     OpAttrDef& Bool(bool v) { type = "Bool"; defaultValue = v; return *this; }
-    std::string stringDefault;  // type "Str" (the IR's name for a string attr)
     OpAttrDef& String(const char* v) { type = "Str"; stringDefault = v; return *this; }
 };
 
