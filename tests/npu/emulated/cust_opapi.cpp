@@ -47,6 +47,15 @@ struct OpSpec {
 const OpSpec kRmsNorm{"AirfuseRmsNorm", "airfuse_rms_norm", {"x", "gamma"}, {"y", "rstd"}, {0, 1}};
 const OpSpec kRmsNormGrad{"AirfuseRmsNormGrad", "airfuse_rms_norm_grad", {"dy", "x", "rstd", "gamma"}, {"dx", "dgamma"}, {1, 3}};
 const OpSpec kAdd{"AirfuseAdd", "airfuse_add", {"x", "y"}, {"z"}, {0}};
+const OpSpec kAddRmsNorm{"AirfuseAddRmsNorm", "airfuse_add_rms_norm", {"x1", "x2", "gamma"}, {"y", "rstd", "x"}, {0, 2}};
+const OpSpec kSiluMul{"AirfuseSiluMul", "airfuse_silu_mul", {"a", "b"}, {"y"}, {0}};
+const OpSpec kSiluMulGrad{"AirfuseSiluMulGrad", "airfuse_silu_mul_grad", {"dy", "a", "b"}, {"da", "db"}, {1}};
+const OpSpec kSwiglu{"AirfuseSwiglu", "airfuse_swiglu", {"x"}, {"y"}, {0}};
+const OpSpec kSwigluGrad{"AirfuseSwigluGrad", "airfuse_swiglu_grad", {"dy", "x"}, {"dx"}, {1}};
+const OpSpec kRope{"AirfuseRope", "airfuse_rope", {"x", "cos", "sin"}, {"y"}, {0, 1}};
+const OpSpec kRopeGrad{"AirfuseRopeGrad", "airfuse_rope_grad", {"dy", "cos", "sin"}, {"dx"}, {0, 1}};
+const OpSpec kGelu{"AirfuseGelu", "airfuse_gelu", {"x"}, {"y"}, {0}};
+const OpSpec kGeluGrad{"AirfuseGeluGrad", "airfuse_gelu_grad", {"dy", "x"}, {"dx"}, {1}};
 
 struct Chip {
     const char* name;
@@ -271,7 +280,7 @@ aclnnStatus Run(const OpSpec& spec, void* workspace, uint64_t workspaceSize, acl
 
 extern "C" {
 
-// The generated aclnn API: IR inputs, IR attrs (Float -> double), IR outputs (<name>Out), then
+// The generated aclnn API: IR inputs, IR attrs (Float -> double, Int -> int64_t, Str -> char*), IR outputs (<name>Out), then
 // workspaceSize and executor; phase 2 is the same for every op.
 aclnnStatus aclnnAirfuseRmsNormGetWorkspaceSize(const aclTensor* x, const aclTensor* gamma, double epsilon, const aclTensor* yOut,
                                                 const aclTensor* rstdOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
@@ -296,6 +305,83 @@ aclnnStatus aclnnAirfuseAddGetWorkspaceSize(const aclTensor* x, const aclTensor*
 }
 aclnnStatus aclnnAirfuseAdd(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
     return Run(kAdd, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseAddRmsNormGetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, double epsilon,
+                                                   const aclTensor* yOut, const aclTensor* rstdOut, const aclTensor* xOut,
+                                                   uint64_t* workspaceSize, aclOpExecutor** executor) {
+    return Prepare(kAddRmsNorm, {x1, x2, gamma, yOut, rstdOut, xOut}, Attrs(epsilon), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseAddRmsNorm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kAddRmsNorm, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseSiluMulGetWorkspaceSize(const aclTensor* a, const aclTensor* b, const aclTensor* yOut, uint64_t* workspaceSize,
+                                                aclOpExecutor** executor) {
+    return Prepare(kSiluMul, {a, b, yOut}, Attrs(), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseSiluMul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kSiluMul, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseSiluMulGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* a, const aclTensor* b, const aclTensor* daOut,
+                                                    const aclTensor* dbOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
+    return Prepare(kSiluMulGrad, {dy, a, b, daOut, dbOut}, Attrs(), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseSiluMulGrad(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kSiluMulGrad, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseSwigluGetWorkspaceSize(const aclTensor* x, int64_t dim, const aclTensor* yOut, uint64_t* workspaceSize,
+                                               aclOpExecutor** executor) {
+    return Prepare(kSwiglu, {x, yOut}, Attrs(dim), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseSwiglu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kSwiglu, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseSwigluGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* x, int64_t dim, const aclTensor* dxOut,
+                                                   uint64_t* workspaceSize, aclOpExecutor** executor) {
+    return Prepare(kSwigluGrad, {dy, x, dxOut}, Attrs(dim), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseSwigluGrad(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kSwigluGrad, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseRopeGetWorkspaceSize(const aclTensor* x, const aclTensor* cos, const aclTensor* sin, char* mode, const aclTensor* yOut,
+                                             uint64_t* workspaceSize, aclOpExecutor** executor) {
+    if (!mode) return Fail(kParamNull, "AirfuseRope: mode is null");
+    return Prepare(kRope, {x, cos, sin, yOut}, Attrs(mode), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseRope(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kRope, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseRopeGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* cos, const aclTensor* sin, char* mode,
+                                                 const aclTensor* dxOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
+    if (!mode) return Fail(kParamNull, "AirfuseRopeGrad: mode is null");
+    return Prepare(kRopeGrad, {dy, cos, sin, dxOut}, Attrs(mode), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseRopeGrad(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kRopeGrad, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseGeluGetWorkspaceSize(const aclTensor* x, char* approximate, const aclTensor* yOut, uint64_t* workspaceSize,
+                                             aclOpExecutor** executor) {
+    if (!approximate) return Fail(kParamNull, "AirfuseGelu: approximate is null");
+    return Prepare(kGelu, {x, yOut}, Attrs(approximate), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseGelu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kGelu, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseGeluGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* x, char* approximate, const aclTensor* dxOut,
+                                                 uint64_t* workspaceSize, aclOpExecutor** executor) {
+    if (!approximate) return Fail(kParamNull, "AirfuseGeluGrad: approximate is null");
+    return Prepare(kGeluGrad, {dy, x, dxOut}, Attrs(approximate), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseGeluGrad(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kGeluGrad, workspace, workspaceSize, executor, stream);
 }
 
 // For tests/npu.
