@@ -99,14 +99,15 @@ __aicore__ inline void NormalCdf(const LocalTensor<float>& p, const LocalTensor<
     PipeBarrier<PIPE_V>();
     Div(t, u, t, n);  // t = 1 / (1 + z/2)
     PipeBarrier<PIPE_V>();
-    Muls(p, t, kP[0], n);
-    for (uint32_t k = 1; k < 10; ++k) {
+    Muls(p, t, kP[0], n);  // Horner: P = (...(kP[0] t + kP[1]) t + ...) t + kP[9]
+    for (uint32_t k = 1; k < 9; ++k) {
         PipeBarrier<PIPE_V>();
         Adds(p, p, kP[k], n);
-        if (k == 9) break;
         PipeBarrier<PIPE_V>();
         Mul(p, p, t, n);
     }
+    PipeBarrier<PIPE_V>();
+    Adds(p, p, kP[9], n);
     Mul(u, x, x, n);
     PipeBarrier<PIPE_V>();
     Muls(u, u, -0.5f, n);  // -z^2

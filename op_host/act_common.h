@@ -33,8 +33,11 @@ inline bool View(const gert::Shape& x, bool gated, int64_t dim, uint64_t& rows, 
     return true;
 }
 
+// What an op's attr 0 is: none, swiglu's dim (the view), gelu's approximate (the form).
+enum class Attr { None, Dim, Approximate };
+
 // The tiling adapter: `viewInput` is the input whose shape gives the view (x, or a for silu_mul).
-inline ge::graphStatus Tiling(gert::TilingContext* ctx, const char* base, size_t viewInput, bool gated) {
+inline ge::graphStatus Tiling(gert::TilingContext* ctx, const char* base, size_t viewInput, Attr attr) {
     airfuse::ChipInfo chip;
     if (!adapter::ChipFromPlatform(ctx, chip)) return ge::GRAPH_FAILED;
     auto* tilingData = ctx->GetTilingData<AirfuseActTilingData>();
@@ -43,17 +46,17 @@ inline ge::graphStatus Tiling(gert::TilingContext* ctx, const char* base, size_t
     if (op == nullptr) return ge::GRAPH_FAILED;
     int64_t dim = -1;
     uint32_t approximate = 0;
-    if (gated) {
+    if (attr == Attr::Dim) {
         const int64_t* d = ctx->GetAttrs()->GetAttrPointer<int64_t>(0);
         if (d == nullptr) return ge::GRAPH_FAILED;
         dim = *d;
-    } else if (std::string(op->irType).rfind("AirfuseGelu", 0) == 0) {
+    } else if (attr == Attr::Approximate) {
         const char* a = ctx->GetAttrs()->GetAttrPointer<char>(0);
         if (a == nullptr || (std::string(a) != "tanh" && std::string(a) != "none")) return ge::GRAPH_FAILED;
         approximate = std::string(a) == "none" ? 1 : 0;
     }
     uint64_t rows, cols;
-    if (!View(ctx->GetInputShape(viewInput)->GetStorageShape(), gated, dim, rows, cols)) return ge::GRAPH_FAILED;
+    if (!View(ctx->GetInputShape(viewInput)->GetStorageShape(), attr == Attr::Dim, dim, rows, cols)) return ge::GRAPH_FAILED;
     auto r = tiling::Act(chip, op->irType, op->buffers, rows, cols, adapter::DTypeOf(ctx, 0), approximate, tilingData);
     return adapter::Finish(ctx, r, false);
 }

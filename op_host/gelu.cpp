@@ -3,7 +3,9 @@
 #include "act_common.h"
 
 namespace optiling {
-static ge::graphStatus AirfuseGeluTiling(gert::TilingContext* ctx) { return airfuse::act::Tiling(ctx, "gelu", 0, false); }
+static ge::graphStatus AirfuseGeluTiling(gert::TilingContext* ctx) {
+    return airfuse::act::Tiling(ctx, "gelu", 0, airfuse::act::Attr::Approximate);
+}
 }  // namespace optiling
 
 namespace ge {

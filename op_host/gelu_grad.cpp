@@ -3,7 +3,9 @@
 #include "act_common.h"
 
 namespace optiling {
-static ge::graphStatus AirfuseGeluGradTiling(gert::TilingContext* ctx) { return airfuse::act::Tiling(ctx, "gelu_grad", 1, false); }
+static ge::graphStatus AirfuseGeluGradTiling(gert::TilingContext* ctx) {
+    return airfuse::act::Tiling(ctx, "gelu_grad", 1, airfuse::act::Attr::Approximate);
+}
 }  // namespace optiling
 
 namespace ge {

@@ -3,7 +3,9 @@
 #include "act_common.h"
 
 namespace optiling {
-static ge::graphStatus AirfuseSiluMulTiling(gert::TilingContext* ctx) { return airfuse::act::Tiling(ctx, "silu_mul", 0, false); }
+static ge::graphStatus AirfuseSiluMulTiling(gert::TilingContext* ctx) {
+    return airfuse::act::Tiling(ctx, "silu_mul", 0, airfuse::act::Attr::None);
+}
 }  // namespace optiling
 
 namespace ge {

@@ -3,7 +3,9 @@
 #include "act_common.h"
 
 namespace optiling {
-static ge::graphStatus AirfuseSiluMulGradTiling(gert::TilingContext* ctx) { return airfuse::act::Tiling(ctx, "silu_mul_grad", 1, false); }
+static ge::graphStatus AirfuseSiluMulGradTiling(gert::TilingContext* ctx) {
+    return airfuse::act::Tiling(ctx, "silu_mul_grad", 1, airfuse::act::Attr::None);
+}
 }  // namespace optiling
 
 namespace ge {

@@ -3,7 +3,9 @@
 #include "act_common.h"
 
 namespace optiling {
-static ge::graphStatus AirfuseSwigluTiling(gert::TilingContext* ctx) { return airfuse::act::Tiling(ctx, "swiglu", 0, true); }
+static ge::graphStatus AirfuseSwigluTiling(gert::TilingContext* ctx) {
+    return airfuse::act::Tiling(ctx, "swiglu", 0, airfuse::act::Attr::Dim);
+}
 }  // namespace optiling
 
 namespace ge {

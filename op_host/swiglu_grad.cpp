@@ -3,7 +3,9 @@
 #include "act_common.h"
 
 namespace optiling {
-static ge::graphStatus AirfuseSwigluGradTiling(gert::TilingContext* ctx) { return airfuse::act::Tiling(ctx, "swiglu_grad", 1, true); }
+static ge::graphStatus AirfuseSwigluGradTiling(gert::TilingContext* ctx) {
+    return airfuse::act::Tiling(ctx, "swiglu_grad", 1, airfuse::act::Attr::Dim);
+}
 }  // namespace optiling
 
 namespace ge {

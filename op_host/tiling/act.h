@@ -60,7 +60,8 @@ inline Result Act(const ChipInfo& chip, const char* op, const AirfuseActBuffers&
     uint64_t floats = (s == 4 ? 0 : uint64_t(bufs.inputs + bufs.outputs) * 4) + uint64_t(bufs.temps) * 4;
     uint32_t buf = chip.ubBytes / (2 * queued + floats) >= kActAlign ? 2 : 1;
     uint64_t tile = chip.ubBytes / (buf * queued + floats) / kActAlign * kActAlign;
-    uint64_t longest = chunks == 1 ? cols : chunk + cols % chunk;
+    uint64_t last = cols - (chunks - 1) * chunk;  // the last unit of a row, with a short tail merged in
+    uint64_t longest = last > chunk ? last : chunk;
     if (tile > RoundUp(longest, kActAlign)) tile = RoundUp(longest, kActAlign);
     *out = AirfuseActTilingData{rows, cols, 2 * cols, chunk, units / used, uint32_t(chunks), uint32_t(units % used), uint32_t(used),
                                 uint32_t(tile), buf, !chip.hasDataCopyPad, natural, approximate};

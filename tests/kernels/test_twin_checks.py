@@ -157,13 +157,14 @@ def test_data_copy_pad_does_not_exist_on_310p(broken):
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("source", ["rms_norm.cpp", "rms_norm_grad.cpp", "add.cpp", "add_rms_norm.cpp", "rope.cpp", "rope_grad.cpp"])
+@pytest.mark.parametrize("source", ["rms_norm.cpp", "rms_norm_grad.cpp", "add.cpp", "add_rms_norm.cpp", "rope.cpp", "rope_grad.cpp", "silu_mul.cpp",
+                                    "silu_mul_grad.cpp", "swiglu.cpp", "swiglu_grad.cpp", "gelu.cpp", "gelu_grad.cpp"])
 @pytest.mark.parametrize("dtypes", [("half", "half"), ("float", "float"), ("half", "float")], ids="-".join)
 def test_kernels_compile_for_310p_without_data_copy_pad(source, dtypes):
     """CANN builds the kernels for 310P with __CCE_AICORE__ 200, where DataCopyPad does not exist
     (the twin's headers hide it then): the kernels must leave that path out at compile time."""
     cxx = shutil.which("c++") or shutil.which("g++")
-    cmd = [cxx, "-std=c++17", "-fsyntax-only", "-D__CCE_AICORE__=200", f"-DDTYPE_X={dtypes[0]}", f"-DDTYPE_GAMMA={dtypes[1]}",
+    cmd = [cxx, "-std=c++17", "-fsyntax-only", "-D__CCE_AICORE__=200", f"-DDTYPE_X={dtypes[0]}", f"-DDTYPE_A={dtypes[0]}", f"-DDTYPE_GAMMA={dtypes[1]}",
            f"-DDTYPE_X1={dtypes[0]}", f"-DDTYPE_DY={dtypes[0]}", f"-DDTYPE_COS={dtypes[1]}",
            f"-I{ROOT / 'twin/include'}", f"-I{ROOT / 'op_host/tiling'}", f"-I{ROOT / 'kernels'}", str(ROOT / "kernels" / source)]
     result = subprocess.run(cmd, capture_output=True, text=True)
