@@ -47,11 +47,11 @@ CASES = [
     ("broken_gather_unaligned_offset", r"Gather: srcOffset\[0\] = 2 bytes is not element-aligned"),
     ("broken_cast_mode_int32", r"Cast: float -> int32_t with round mode 4 is not supported on Ascend910B2"),
     # synchronisation (twin/README.md, "Pipes and events")
-    ("broken_reused_event_id", r"SetFlag<HardEvent::V_MTE2>\(0\): id 0 is still set by TQue::FreeTensor of InitBuffer #1 \(TQue<VECIN> "
+    ("broken_reused_event_id", r"SetFlag<HardEvent::V_MTE2>\(0\) at broken_kernels.cpp:\d+: id 0 is still set by TQue::FreeTensor of InitBuffer #1 \(TQue<VECIN> "
                                r"buffer 0\) and not yet waited on: the second set is lost"),
-    ("broken_stolen_queue_flag", r"TPipe destructor<HardEvent::V_MTE2>\(0\): for InitBuffer #1 \(TQue<VECIN> buffer 0\) waits on id 0, "
+    ("broken_stolen_queue_flag", r"~TPipe: WaitFlag<HardEvent::V_MTE2>\(0\) for InitBuffer #1 \(TQue<VECIN> buffer 0\): waits on id 0, "
                                  r"which is not set \(never set, or its set was consumed by another WaitFlag\): the NPU would wait forever"),
-    ("broken_wait_never_set", r"WaitFlag<HardEvent::MTE2_V>\(0\): at broken_kernels.cpp:\d+ waits on id 0, which is not set"),
+    ("broken_wait_never_set", r"WaitFlag<HardEvent::MTE2_V>\(0\) at broken_kernels.cpp:\d+: waits on id 0, which is not set"),
     ("broken_too_many_event_ids", r"TPipe::AllocEventID: all 8 ids of HardEvent::V_S are in use"),
     ("broken_missing_mte2_v", r"Muls: \(V\) src UB \[0, 1024\) of InitBuffer #1 \(TBuf<VECCALC>\) reads memory last written by "
                               r"DataCopy\(GM->UB\) \(MTE2\) with no ordering between them: missing MTE2 -> V ordering "

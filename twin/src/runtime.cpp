@@ -389,7 +389,7 @@ TPipe::~TPipe() {
         try {
             for (size_t i = 0; i < c->sync.bufs.size(); ++i) {
                 twin::BufEvents& b = c->sync.bufs[i];
-                if (b.free && b.freeId >= 0) twin::WaitFlagAt(HardEvent(b.freeEvent), b.freeId, "TPipe destructor", twin::Site{}, int32_t(i));
+                if (b.free && b.freeId >= 0) twin::WaitFlagAt(HardEvent(b.freeEvent), b.freeId, "~TPipe", twin::Site{}, int32_t(i));
                 b.freeId = -1;
             }
             twin::BarrierAt(PIPE_ALL, twin::Site{});

@@ -30,8 +30,9 @@ std::string Missing(int from, int to) {
     return Fmt("%s -> %s ordering", PipeName(from), PipeName(to));
 }
 
+// Who set a flag: "SetFlag at file:line", or "TQue::FreeTensor of InitBuffer #1 (...)".
 std::string Who(const EventSlot& s) {
-    if (s.site.file) return Fmt("%s at %s:%d", s.setApi, Basename(s.site.file), s.site.line);
+    if (s.site.file) return Fmt("SetFlag at %s:%d", Basename(s.site.file), s.site.line);
     if (s.buf >= 0) return Fmt("%s of %s", s.setApi, Cur().sync.bufs[s.buf].name.c_str());
     return s.setApi;
 }
@@ -54,8 +55,17 @@ bool Ordered(Pipe p, uint8_t q, uint32_t seq, uint32_t mySeq) {
     return St().known[p].t[q] >= seq;
 }
 
-EventSlot& Slot(const char* api, HardEvent e, int32_t id) {
-    if (id < 0 || id >= kEventIds) Fail(api, Fmt("HardEvent::%s id %d outside 0..%d", EventName(e), id, kEventIds - 1));
+// "SetFlag<HardEvent::V_S>(0) at common.h:52", or for the framework's own flags
+// "TQue::FreeTensor: SetFlag<HardEvent::V_MTE2>(0) for InitBuffer #1 (TQue<VECIN> buffer 0)".
+std::string FlagCall(const char* op, const char* api, HardEvent e, int32_t id, Site site, int32_t buf) {
+    std::string call = Fmt("%s<HardEvent::%s>(%d)", op, EventName(e), id);
+    if (site.file) return call + Fmt(" at %s:%d", Basename(site.file), site.line);
+    return Fmt("%s: ", api) + call + (buf >= 0 ? " for " + St().bufs[buf].name : "");
+}
+
+EventSlot& Slot(const char* op, const char* api, HardEvent e, int32_t id, Site site, int32_t buf) {
+    if (id < 0 || id >= kEventIds)
+        Fail(FlagCall(op, api, e, id, site, buf).c_str(), Fmt("id %d outside 0..%d", id, kEventIds - 1));
     return St().events[int(e)][id];
 }
 
@@ -89,14 +99,13 @@ const char* PipeName(int p) {
 }
 
 void SetFlagAt(HardEvent e, int32_t id, const char* api, Site site, int32_t buf) {
-    std::string name = Fmt("%s<HardEvent::%s>(%d)", api, EventName(e), id);
-    EventSlot& slot = Slot(name.c_str(), e, id);
+    EventSlot& slot = Slot("SetFlag", api, e, id, site, buf);
     if (Disabled(site, true)) {
         slot.muted = true;
         return;
     }
     if (slot.set)
-        Fail(name.c_str(), Fmt("id %d is still set by %s and not yet waited on: the second set is lost (undefined behaviour; a later "
+        Fail(FlagCall("SetFlag", api, e, id, site, buf).c_str(), Fmt("id %d is still set by %s and not yet waited on: the second set is lost (undefined behaviour; a later "
                                "WaitFlag or the TPipe destructor hangs). Take ids from TPipe::FetchEventID/AllocEventID",
                                id, Who(slot).c_str()));
     SyncState& s = St();
@@ -111,18 +120,15 @@ void SetFlagAt(HardEvent e, int32_t id, const char* api, Site site, int32_t buf)
 }
 
 void WaitFlagAt(HardEvent e, int32_t id, const char* api, Site site, int32_t buf) {
-    std::string name = Fmt("%s<HardEvent::%s>(%d)", api, EventName(e), id);
-    EventSlot& slot = Slot(name.c_str(), e, id);
+    EventSlot& slot = Slot("WaitFlag", api, e, id, site, buf);
     if (slot.muted) {
         slot.muted = false;
         return;
     }
     if (Disabled(site, false)) return;
-    if (!slot.set) {
-        std::string who = site.file ? Fmt(" at %s:%d", Basename(site.file), site.line) : buf >= 0 ? " for " + St().bufs[buf].name : "";
-        Fail(name.c_str(), Fmt("%swaits on id %d, which is not set (never set, or its set was consumed by another WaitFlag): the NPU "
-                               "would wait forever", who.empty() ? "" : (who.substr(1) + " ").c_str(), id));
-    }
+    if (!slot.set)
+        Fail(FlagCall("WaitFlag", api, e, id, site, buf).c_str(),
+             Fmt("waits on id %d, which is not set (never set, or its set was consumed by another WaitFlag): the NPU would wait forever", id));
     Pipe dst = kEvents[int(e)].dst;
     Dispatch(dst);
     St().known[dst].Join(slot.token);
@@ -160,7 +166,7 @@ int32_t AllocEventId(HardEvent e, const char* api) {
 }
 
 void ReleaseEventId(HardEvent e, int32_t id) {
-    Slot("TPipe::ReleaseEventID", e, id);
+    if (id < 0 || id >= kEventIds) Fail("TPipe::ReleaseEventID", Fmt("HardEvent::%s id %d outside 0..%d", EventName(e), id, kEventIds - 1));
     St().occupied[int(e)] &= uint8_t(~(1u << id));
 }
 
