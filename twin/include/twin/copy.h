@@ -38,10 +38,6 @@ void CheckDataCopyLen(const char* api, uint64_t bytes);
 void CheckGlobalSize(const char* api, uint64_t needElems, uint64_t haveElems);
 void CheckDataCopyPad(const char* api, uint32_t blockLen, uint32_t elemSize, uint16_t blockCount);
 
-}  // namespace twin
-
-namespace twin {
-
 // The GM bytes of blockCount blocks of blockLen, gmStep apart: the gaps of a strided copy are
 // neither read nor written.
 inline void GmBlocks(const Instr& in, const void* gm, uint16_t blockCount, uint32_t blockLen, uint64_t gmStep, bool write) {
