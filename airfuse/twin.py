@@ -54,8 +54,12 @@ def library() -> ctypes.CDLL:
                                 ctypes.POINTER(u64), ctypes.POINTER(u64), ctypes.c_char_p, ctypes.c_int]
     tail = [p, ctypes.POINTER(u32), ctypes.POINTER(u64), ctypes.c_char_p, ctypes.c_int]
     lib.twin_tiling_rms_norm.argtypes = [ctypes.c_char_p, u64, u32, i32, i32, ctypes.c_float, u32, *tail]
+    lib.twin_tiling_add_rms_norm.argtypes = [ctypes.c_char_p, u64, u32, i32, i32, ctypes.c_float, u32, *tail]
     lib.twin_tiling_rms_norm_grad.argtypes = [ctypes.c_char_p, u64, u32, i32, i32, u32, *tail]
     lib.twin_tiling_add.argtypes = [ctypes.c_char_p, u64, i32, u32, *tail]
+    lib.twin_tiling_act.argtypes = [ctypes.c_char_p, ctypes.c_char_p, u64, u64, i32, u32, u32, *tail]
+    lib.twin_tiling_rope.argtypes = [ctypes.c_char_p, ctypes.c_int, i32, ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64), i32,
+                                     i32, ctypes.c_char_p, u32, *tail]
     lib.twin_tiling_size.argtypes = [ctypes.c_char_p]
     lib.twin_tiling_size.restype = u32
     lib.twin_sync_sites.argtypes = [ctypes.c_char_p, ctypes.c_int]
@@ -71,7 +75,7 @@ class Tiling:
 
 
 def tiling(kind: str, chip: str, *args) -> Tiling:
-    """The op_host tiling core's answer for op ``kind`` (rms_norm, rms_norm_grad, add)."""
+    """The op_host tiling core's answer for op ``kind`` (rms_norm, rms_norm_grad, add_rms_norm, add, rope)."""
     lib = library()
     data = ctypes.create_string_buffer(lib.twin_tiling_size(kind.encode()))
     block_dim, workspace = ctypes.c_uint32(), ctypes.c_uint64()
@@ -195,6 +199,24 @@ def rms_norm(x, gamma, epsilon=1e-6, *, chip=DEFAULT_CHIP, block_dim=0, count_on
     return Launch((y, rstd), tile.block_dim, read, written, tile.workspace_bytes)
 
 
+def add_rms_norm(x1, x2, gamma, epsilon=1e-6, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.add_rms_norm import check_add_rms_norm
+
+    op = ALL_OPS["add_rms_norm"]
+    check_add_rms_norm(x1, x2, gamma, epsilon)
+    combo = op.check_input_dtypes({"x1": x1, "x2": x2, "gamma": gamma}, reference=False)
+    t = _contiguous(op, {"x1": x1, "x2": x2, "gamma": gamma})
+    rows, cols = math.prod(x1.shape[:-1]), x1.shape[-1]
+    tile = tiling("add_rms_norm", chip, rows, cols, GE_DTYPE[x1.dtype], GE_DTYPE[gamma.dtype], epsilon, block_dim)
+    y, x = _empty(x1.shape, combo["y"]), _empty(x1.shape, combo["x"])
+    rstd = _empty((*x1.shape[:-1], 1), combo["rstd"])
+    symbol = f"{op.kernel_symbol}__{_dtype_suffix(x1.dtype, gamma.dtype)}"
+    gm = [("x1", t["x1"]), ("x2", t["x2"]), ("gamma", t["gamma"]), ("y", y), ("rstd", rstd), ("x", x),
+          ("workspace", _workspace(tile.workspace_bytes))]
+    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch((y, rstd, x), tile.block_dim, read, written, tile.workspace_bytes)
+
+
 def rms_norm_backward(dy, x, rstd, gamma, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
     from .ops.rms_norm import check_rms_norm_backward
 
@@ -227,3 +249,117 @@ def add(x, y, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
     gm = [("x", t["x"]), ("y", t["y"]), ("z", z), ("workspace", _workspace(tile.workspace_bytes))]
     read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
     return Launch((z,), tile.block_dim, read, written, tile.workspace_bytes)
+
+
+# ---- the activation kernels (kernels/act_kernel.h): one [rows, cols] tiling for all six ----
+
+
+def act_tiling(op, chip: str, rows: int, cols: int, dtype, approximate: int = 0, block_dim: int = 0) -> Tiling:
+    """The tiling core's answer for activation op ``op`` (an OpDefinition) over ``rows`` x ``cols``."""
+    lib = library()
+    data = ctypes.create_string_buffer(lib.twin_tiling_size(b"act"))
+    bd, workspace = ctypes.c_uint32(), ctypes.c_uint64()
+    err = ctypes.create_string_buffer(_ERR_LEN)
+    if lib.twin_tiling_act(chip.encode(), op.ir_base_name.encode(), rows, cols, GE_DTYPE[dtype], approximate, block_dim, data,
+                           ctypes.byref(bd), ctypes.byref(workspace), err, _ERR_LEN):
+        raise TwinError(err.value.decode())
+    return Tiling(data, bd.value, workspace.value)
+
+
+def _run_act(op, inputs: dict, out_shapes: dict, rows: int, cols: int, approximate: int, chip, block_dim, count_only) -> Launch:
+    combo = op.check_input_dtypes(inputs, reference=False)
+    t = _contiguous(op, inputs)
+    dtype = next(iter(inputs.values())).dtype
+    tile = act_tiling(op, chip, rows, cols, dtype, approximate, block_dim)
+    outs = {name: _empty(shape, combo[name]) for name, shape in out_shapes.items()}
+    symbol = f"{op.kernel_symbol}__{_dtype_suffix(dtype)}"
+    gm = [*t.items(), *outs.items(), ("workspace", _workspace(tile.workspace_bytes))]
+    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch(tuple(outs.values()), tile.block_dim, read, written, tile.workspace_bytes)
+
+
+def _halves(x, dim: int) -> tuple[int, int]:
+    """x as [outer, 2 * half] rows split at dim: (outer, half)."""
+    dim = dim % x.dim()
+    return math.prod(x.shape[:dim]), x.shape[dim] // 2 * math.prod(x.shape[dim + 1:])
+
+
+def _approximate_code(approximate: str) -> int:
+    from .ops.gelu import APPROXIMATIONS
+
+    return APPROXIMATIONS.index(approximate)
+
+
+def silu_mul(a, b, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.silu_mul import check_silu_mul
+
+    check_silu_mul(a, b)
+    return _run_act(ALL_OPS["silu_mul"], {"a": a, "b": b}, {"y": a.shape}, 1, a.numel(), 0, chip, block_dim, count_only)
+
+
+def silu_mul_backward(dy, a, b, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.silu_mul import check_silu_mul_backward
+
+    check_silu_mul_backward(dy, a, b)
+    return _run_act(ALL_OPS["silu_mul_backward"], {"dy": dy, "a": a, "b": b}, {"da": a.shape, "db": a.shape}, 1, a.numel(), 0, chip,
+                    block_dim, count_only)
+
+
+def swiglu(x, dim=-1, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.swiglu import check_swiglu, halved_shape
+
+    check_swiglu(x, dim)
+    rows, cols = _halves(x, dim)
+    return _run_act(ALL_OPS["swiglu"], {"x": x}, {"y": halved_shape(x, dim)}, rows, cols, 0, chip, block_dim, count_only)
+
+
+def swiglu_backward(dy, x, dim=-1, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.swiglu import check_swiglu_backward
+
+    check_swiglu_backward(dy, x, dim)
+    rows, cols = _halves(x, dim)
+    return _run_act(ALL_OPS["swiglu_backward"], {"dy": dy, "x": x}, {"dx": x.shape}, rows, cols, 0, chip, block_dim, count_only)
+
+
+def gelu(x, approximate="tanh", *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.gelu import check_gelu
+
+    check_gelu(x, approximate)
+    return _run_act(ALL_OPS["gelu"], {"x": x}, {"y": x.shape}, 1, x.numel(), _approximate_code(approximate), chip, block_dim, count_only)
+
+
+def gelu_backward(dy, x, approximate="tanh", *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.gelu import check_gelu_backward
+
+    check_gelu_backward(dy, x, approximate)
+    return _run_act(ALL_OPS["gelu_backward"], {"dy": dy, "x": x}, {"dx": x.shape}, 1, x.numel(), _approximate_code(approximate), chip,
+                    block_dim, count_only)
+
+
+def _rope(op_name, check, x_name, x, cos, sin, mode, chip, block_dim, count_only) -> Launch:
+    op = ALL_OPS[op_name]
+    check(x, cos, sin, mode)
+    combo = op.check_input_dtypes({x_name: x, "cos": cos, "sin": sin}, reference=False)
+    t = _contiguous(op, {x_name: x, "cos": cos, "sin": sin})
+    rank = x.dim()
+    dims = (ctypes.c_int64 * rank)(*x.shape), (ctypes.c_int64 * rank)(*cos.shape)
+    tile = tiling("rope", chip, int(op_name == "rope_backward"), rank, *dims, GE_DTYPE[x.dtype], GE_DTYPE[cos.dtype], mode.encode(),
+                  block_dim)
+    out_name = op.outputs[0].name
+    out = _empty(x.shape, combo[out_name])
+    symbol = f"{op.kernel_symbol}__{_dtype_suffix(x.dtype, cos.dtype)}"
+    gm = [(x_name, t[x_name]), ("cos", t["cos"]), ("sin", t["sin"]), (out_name, out), ("workspace", _workspace(tile.workspace_bytes))]
+    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch((out,), tile.block_dim, read, written, tile.workspace_bytes)
+
+
+def rope(x, cos, sin, mode="half", *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.rope import check_rope
+
+    return _rope("rope", check_rope, "x", x, cos, sin, mode, chip, block_dim, count_only)
+
+
+def rope_backward(dy, cos, sin, mode="half", *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
+    from .ops.rope import check_rope_backward
+
+    return _rope("rope_backward", check_rope_backward, "dy", dy, cos, sin, mode, chip, block_dim, count_only)

@@ -28,6 +28,11 @@ CHIPS = {
 }
 TOKENS = (1, 128, 4096, 16384)
 HIDDEN = (4096, 8192)
+# rope on q of a 32-head, head-dim-128 attention (hidden 4096): [B, N, S, D] with cos/sin
+# [1, 1, S, D], and [B, S, N, D] with [1, S, 1, D]; the minimum reads each cos/sin slice once.
+ROPE_HEADS, ROPE_DIM = 32, 128
+ROPE_LAYOUTS = {"bnsd": lambda s: ((1, ROPE_HEADS, s, ROPE_DIM), (1, 1, s, ROPE_DIM)),
+                "bsnd": lambda s: ((1, s, ROPE_HEADS, ROPE_DIM), (1, s, 1, ROPE_DIM))}
 
 
 def nbytes(*tensors):
@@ -44,10 +49,51 @@ def measure(kernel, tokens, hidden, dtype, chip):
         rstd = torch.empty(tokens, 1, dtype=torch.float32)
         run = twin.rms_norm_backward(dy, x, rstd, gamma, chip=chip, count_only=True)
         minimum = nbytes(dy, x, rstd, gamma, *run.outputs) + run.block_dim * hidden * 4
-    else:
+    elif kernel == "add_rms_norm":
+        run = twin.add_rms_norm(x, dy, gamma, chip=chip, count_only=True)
+        minimum = nbytes(x, dy, gamma, *run.outputs)
+    elif kernel == "add":
         run = twin.add(x, dy, chip=chip, count_only=True)
         minimum = nbytes(x, dy, *run.outputs)
+    else:
+        return measure_activation(kernel, tokens, hidden, dtype, chip)
     return run, minimum
+
+
+# The activation kernels on MLP widths (intermediate sizes of LLaMA-2 7B, LLaMA-3 8B / Mistral 7B).
+ACT_KERNELS = ("silu_mul", "silu_mul_backward", "swiglu", "swiglu_backward", "gelu", "gelu_backward")
+ACT_HIDDEN = (11008, 14336)
+ACT_TOKENS = (1, 128, 4096)  # 16384 tokens of these widths take minutes even counted only
+
+
+def measure_activation(kernel, tokens, hidden, dtype, chip):
+    a, b, dy = (torch.empty(tokens, hidden, dtype=dtype) for _ in range(3))
+    merged = torch.empty(tokens, 2 * hidden, dtype=dtype)  # swiglu's gate and up halves
+    ins = {"silu_mul": (a, b), "silu_mul_backward": (dy, a, b), "swiglu": (merged,), "swiglu_backward": (dy, merged), "gelu": (a,),
+           "gelu_backward": (dy, a)}[kernel]
+    run = getattr(twin, kernel)(*ins, chip=chip, count_only=True)
+    return run, nbytes(*ins, *run.outputs)
+
+
+def measure_rope(kernel, layout, tokens, dtype, chip):
+    x_shape, table_shape = ROPE_LAYOUTS[layout](tokens)
+    x, cos = torch.empty(x_shape, dtype=dtype), torch.empty(table_shape, dtype=dtype)
+    run = getattr(twin, kernel)(x, cos, cos, chip=chip, count_only=True)
+    return run, nbytes(x, cos, cos, *run.outputs)
+
+
+def rows(chip, dtypes):
+    """(kernel label, tokens, hidden, dtype, run, minimum) for every row of the chip's table."""
+    for kernel in ("rms_norm", "rms_norm_backward", "add", "add_rms_norm", *ACT_KERNELS):
+        for dtype in dtypes:
+            for hidden in ACT_HIDDEN if kernel in ACT_KERNELS else HIDDEN:
+                for tokens in ACT_TOKENS if kernel in ACT_KERNELS else TOKENS:
+                    yield (kernel, tokens, hidden, dtype, *measure(kernel, tokens, hidden, dtype, chip))
+    for kernel in ("rope", "rope_backward"):
+        for layout in ROPE_LAYOUTS:
+            for dtype in dtypes:
+                for tokens in TOKENS[:3]:
+                    yield (f"{kernel}_{layout}", tokens, ROPE_HEADS * ROPE_DIM, dtype, *measure_rope(kernel, layout, tokens, dtype, chip))
 
 
 def table(chip):
@@ -57,17 +103,13 @@ def table(chip):
     print(f"{'kernel':<18} {'tokens':>6} {'hidden':>6} {'dtype':<8} {'block_dim':>9} {'GM bytes':>12} {'min bytes':>12} {'ratio':>6} "
           f"{f'us@{bytes_per_s / 1e9:g}GB/s':>13}")
     worst = 0.0
-    for kernel in ("rms_norm", "rms_norm_backward", "add"):
-        for dtype in dtypes:
-            for hidden in HIDDEN:
-                for tokens in TOKENS:
-                    run, minimum = measure(kernel, tokens, hidden, dtype, chip)
-                    moved = run.bytes_read + run.bytes_written
-                    ratio = moved / minimum
-                    worst = max(worst, ratio)
-                    us = moved / bytes_per_s * 1e6
-                    name = str(dtype).removeprefix("torch.")
-                    print(f"{kernel:<18} {tokens:>6} {hidden:>6} {name:<8} {run.block_dim:>9} {moved:>12} {minimum:>12} {ratio:>6.3f} {us:>13.2f}")
+    for kernel, tokens, hidden, dtype, run, minimum in rows(chip, dtypes):
+        moved = run.bytes_read + run.bytes_written
+        ratio = moved / minimum
+        worst = max(worst, ratio)
+        us = moved / bytes_per_s * 1e6
+        name = str(dtype).removeprefix("torch.")
+        print(f"{kernel:<18} {tokens:>6} {hidden:>6} {name:<8} {run.block_dim:>9} {moved:>12} {minimum:>12} {ratio:>6.3f} {us:>13.2f}")
     return worst
 
 

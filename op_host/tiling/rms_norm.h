@@ -101,37 +101,50 @@ inline Plan PlanRows(const char* op, const ChipInfo& chip, uint64_t rows, uint32
     return p;
 }
 
+// AirfuseRmsNorm, and with `residual` AirfuseAddRmsNorm (kernels/rms_norm_rows.h): the residual
+// form also holds x2 and the sum x in queues (plus a float32 copy of x2 for half/bf16) and, for
+// rows under 32 B on 310P, stages x like y.
+inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, uint64_t rows, uint32_t cols, DType x, DType gamma,
+                          float epsilon, AirfuseRmsNormTilingData* out, uint32_t forceBlockDim) {
+    Result res;
+    res.error = CheckInputs(op, chip, rows, cols, x, gamma, forceBlockDim);
+    if (!res.ok()) return res;
+    uint32_t s = SizeOf(x), g = SizeOf(gamma), e = 32 / s, tiles = residual ? 4 : 2;
+    bool aligned = !chip.hasDataCopyPad, natural = aligned && cols < e;
+    res.blockDim = BlockDimForRows(rows, chip.vectorCores, uint64_t(cols) * g, uint64_t(tiles) * cols * s + 4);
+    // 310P: a core's rstd (one float per row) and, for rows under 32 B, its y (and x) hold a whole block.
+    uint64_t minRows = natural && CeilDiv(e, cols) > 8 ? CeilDiv(e, cols) : 8;
+    auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
+        uint64_t f = detail::FloatCols(aligned, chunk, s);
+        uint64_t b = tiles * buf * R32(uint64_t(rpl) * stride * s) + 2 * R32(f * 4) + R32(32 + ReduceTmpBytes(uint32_t(f)));
+        b += aligned ? StageBytes(rpl, 4) : buf * R32(rpl * 4ull);
+        if (natural) b += (residual ? 2 : 1) * uint64_t(StageBytes(uint64_t(rpl) * cols, s));
+        if (residual && s != 4) b += R32(f * 4);
+        if (chunk < cols) b += buf * R32(f * g);
+        return b;
+    };
+    uint32_t rowCores;
+    Plan p = PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
+    if (!res.ok()) return res;
+    *out = AirfuseRmsNormTilingData{};
+    FillRowFields(out, rows, cols, p, rowCores, aligned, s);
+    out->epsilon = epsilon;
+    out->rowCores = rowCores;
+    out->rstdStageBytes = aligned ? StageBytes(p.rowsPerLoop, 4) : 0;
+    out->outStageBytes = natural ? StageBytes(uint64_t(p.rowsPerLoop) * cols, s) : 0;
+    return res;
+}
+
 }  // namespace detail
 
 inline Result RmsNorm(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType x, DType gamma, float epsilon, AirfuseRmsNormTilingData* out,
                       uint32_t forceBlockDim = 0) {
-    const char* op = "AirfuseRmsNorm";
-    Result res;
-    res.error = detail::CheckInputs(op, chip, rows, cols, x, gamma, forceBlockDim);
-    if (!res.ok()) return res;
-    uint32_t s = SizeOf(x), g = SizeOf(gamma), e = 32 / s;
-    bool aligned = !chip.hasDataCopyPad, natural = aligned && cols < e;
-    res.blockDim = BlockDimForRows(rows, chip.vectorCores, uint64_t(cols) * g, 2ull * cols * s + 4);
-    // 310P: a core's rstd (one float per row) and, for rows under 32 B, its y hold a whole block.
-    uint64_t minRows = natural && CeilDiv(e, cols) > 8 ? CeilDiv(e, cols) : 8;
-    auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
-        uint64_t f = detail::FloatCols(aligned, chunk, s);
-        uint64_t b = 2 * buf * detail::R32(uint64_t(rpl) * stride * s) + 2 * detail::R32(f * 4) + detail::R32(32 + ReduceTmpBytes(uint32_t(f)));
-        b += aligned ? detail::StageBytes(rpl, 4) : buf * detail::R32(rpl * 4ull);
-        if (natural) b += detail::StageBytes(uint64_t(rpl) * cols, s);
-        if (chunk < cols) b += buf * detail::R32(f * g);
-        return b;
-    };
-    uint32_t rowCores;
-    detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
-    if (!res.ok()) return res;
-    *out = AirfuseRmsNormTilingData{};
-    detail::FillRowFields(out, rows, cols, p, rowCores, aligned, s);
-    out->epsilon = epsilon;
-    out->rowCores = rowCores;
-    out->rstdStageBytes = aligned ? detail::StageBytes(p.rowsPerLoop, 4) : 0;
-    out->outStageBytes = natural ? detail::StageBytes(uint64_t(p.rowsPerLoop) * cols, s) : 0;
-    return res;
+    return detail::RmsNormRows("AirfuseRmsNorm", false, chip, rows, cols, x, gamma, epsilon, out, forceBlockDim);
+}
+
+inline Result AddRmsNorm(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType x, DType gamma, float epsilon,
+                         AirfuseRmsNormTilingData* out, uint32_t forceBlockDim = 0) {
+    return detail::RmsNormRows("AirfuseAddRmsNorm", true, chip, rows, cols, x, gamma, epsilon, out, forceBlockDim);
 }
 
 inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType x, DType gamma, AirfuseRmsNormGradTilingData* out,

@@ -8,6 +8,7 @@ import ctypes
 import json
 import math
 import re
+import struct
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,10 @@ ND = 2  # ge::FORMAT_ND
 def standin():
     lib = ctypes.CDLL(str(twin.DEFAULT_LIB.with_name("libairfuse_opdef_standin.so")))
     lib.standin_opdefs_json.restype = ctypes.c_char_p
-    lib.standin_infer.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
+    # attrs (the char* after the input spec): the op's attr values as text, None for every default
+    lib.standin_infer.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
     lib.standin_tiling.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_char_p,
-                                   ctypes.c_float, ctypes.c_char_p, ctypes.c_uint32] + [ctypes.c_void_p] * 4
+                                   ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint32] + [ctypes.c_void_p] * 4
     return lib
 
 
@@ -45,7 +47,7 @@ KERNEL_OPS = [op for op in ALL_OPS.values() if kernel_source(op).exists()]
 
 def test_every_kernel_has_an_opdef_and_back(opdefs):
     assert {op.ir_type for op in KERNEL_OPS} == set(opdefs)
-    assert {"AirfuseRmsNorm", "AirfuseRmsNormGrad", "AirfuseAdd"} <= set(opdefs)
+    assert {"AirfuseRmsNorm", "AirfuseRmsNormGrad", "AirfuseAdd", "AirfuseAddRmsNorm", "AirfuseRope", "AirfuseRopeGrad"} <= set(opdefs)
 
 
 # The dtype combinations each chip's OpDef config declares: all on 910B; 310P has no bfloat16.
@@ -64,7 +66,10 @@ def test_opdef_matches_op_definition(op, opdefs):
     d = opdefs[op.ir_type]
     assert [(a["name"], a["type"], a["attr_type"]) for a in d["attrs"]] == [(a.name, a.ge_type, "optional") for a in op.attrs]
     for a, ir in zip(d["attrs"], op.attrs, strict=True):
-        assert math.isclose(a["default"], ir.default, rel_tol=1e-6)
+        if isinstance(ir.default, str):
+            assert a["default"] == ir.default
+        else:
+            assert math.isclose(a["default"], ir.default, rel_tol=1e-6)
     assert d["has_tiling"] and d["has_infer_shape"] and d["has_infer_dtype"]
     assert set(d["configs"]) == set(CHIP_COMBOS)
     for soc, expected in CHIP_COMBOS.items():
@@ -116,23 +121,33 @@ def _spec(tensors):
 def _inputs(op, combo, shape):
     cols = shape[-1]
     shapes = {"gamma": (cols,), "rstd": (*shape[:-1], 1)}
+    if op.name.startswith("swiglu"):  # x holds both halves along dim -1
+        shapes["x"] = (*shape[:-1], 2 * cols)
     return [torch.empty(shapes.get(p.name, shape), dtype=combo[p.name], device="meta") for p in op.inputs]
 
 
 @pytest.mark.parametrize("op", KERNEL_OPS, ids=lambda o: o.ir_type)
 @pytest.mark.parametrize("shape", [(3, 7), (2, 5, 4097)], ids=str)
 def test_infer_shape_and_dtype_match_the_fake_impl(op, shape, standin):
+    if op.name.startswith("rope"):
+        shape = (*shape[:-1], shape[-1] + 1)  # rope rotates pairs: an even last dim
     for combo in op.dtype_combos:
         ins = _inputs(op, combo, shape)
         fake = getattr(torch.ops.airfuse, op.name)(*ins)
         fake = fake if isinstance(fake, tuple) else (fake,)
         out = ctypes.create_string_buffer(512)
-        assert standin.standin_infer(op.ir_type.encode(), _spec(ins), out, 512) == 0
+        assert standin.standin_infer(op.ir_type.encode(), _spec(ins), None, out, 512) == 0
         assert out.value.decode() == _spec(fake).decode()
 
 
 TILING_CASES = [("rms_norm", (4096, 4096)), ("rms_norm", (1, 65536)), ("rms_norm_backward", (200, 300)),
-                ("rms_norm_backward", (16384, 8192)), ("add", (128, 4096))]
+                ("rms_norm_backward", (16384, 8192)), ("add", (128, 4096)), ("add_rms_norm", (4096, 4096)),
+                ("add_rms_norm", (3, 14336)), ("add_rms_norm", (40000, 3)), ("rope", (2, 32, 4096, 128)), ("rope_backward", (4, 7, 64)),
+                ("silu_mul", (4, 11008)), ("silu_mul_backward", (1, 7)), ("swiglu", (2, 13824)), ("swiglu_backward", (4096, 14336)),
+                ("gelu", (8, 3072)), ("gelu_backward", (3, 5))]
+
+
+ACT_OPS = ["silu_mul", "silu_mul_backward", "swiglu", "swiglu_backward", "gelu", "gelu_backward"]
 
 
 # (chip, the stand-in platform's SoC code, vector cores, UB bytes)
@@ -152,38 +167,103 @@ def test_cann_tiling_adapter_equals_the_twin_tiling(name, shape, chip, soc, core
         if soc == 2 and _has_bf16(combo):
             continue  # refused on 310P: test_cann_tiling_adapter_refuses_bf16_on_310p
         ins = _inputs(op, combo, shape)
+        if name.startswith("rope"):
+            ins[1:] = [t[:1] for t in ins[1:]]  # cos/sin broadcast over the first dim
         buf, size, bd, ws, mode = ctypes.create_string_buffer(256), ctypes.c_uint32(), ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint32()
         refs = [ctypes.byref(v) for v in (size, bd, ws, mode)]
-        assert standin.standin_tiling(op.ir_type.encode(), soc, cores, ub, _spec(ins), 1e-6, buf, 256, *refs) == 0
+        assert standin.standin_tiling(op.ir_type.encode(), soc, cores, ub, _spec(ins), None, buf, 256, *refs) == 0
         rows, cols = math.prod(shape[:-1]), shape[-1]
         if name == "add":
             tile = twin.tiling("add", chip, rows * cols, GE[combo["x"]], 0)
         elif name == "rms_norm":
             tile = twin.tiling("rms_norm", chip, rows, cols, GE[combo["x"]], GE[combo["gamma"]], 1e-6, 0)
-        else:
+        elif name == "add_rms_norm":
+            tile = twin.tiling("add_rms_norm", chip, rows, cols, GE[combo["x1"]], GE[combo["gamma"]], 1e-6, 0)
+        elif name.startswith("rope"):
+            rank = len(shape)
+            dims = (ctypes.c_int64 * rank)(*shape), (ctypes.c_int64 * rank)(1, *shape[1:])
+            tile = twin.tiling("rope", chip, int(name == "rope_backward"), rank, *dims, GE[ins[0].dtype], GE[ins[1].dtype], b"half", 0)
+        elif name == "rms_norm_backward":
             tile = twin.tiling("rms_norm_grad", chip, rows, cols, GE[combo["x"]], GE[combo["gamma"]], 0)
+        else:  # activations: swiglu splits the last dim into halves of `cols`; the rest are one flat row
+            gated = name.startswith("swiglu")
+            tile = twin.act_tiling(op, chip, rows if gated else 1, cols if gated else rows * cols, combo[op.inputs[0].name])
         assert buf.raw[: size.value] == tile.data.raw
         assert bd.value == tile.block_dim
         assert ws.value == tile.workspace_bytes  # both include the chip's system workspace
         assert mode.value == (1 if name == "rms_norm_backward" and tile.block_dim > 1 else 0)
 
 
-@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add"])
+# (op, x's shape, attr as the graph writes it, what the twin launcher's tiling takes: (rows, cols, approximate))
+TEXT_ATTR_CASES = [("swiglu", (6, 8, 5), "1", (6, 20, 0)), ("swiglu", (6, 8, 5), "0", (1, 120, 0)), ("swiglu_backward", (4, 10), "-2", (1, 20, 0)),
+                   ("gelu", (2, 3072), "none", (1, 6144, 1)), ("gelu_backward", (2, 3072), "tanh", (1, 6144, 0))]
+
+
+def _run_tiling(standin, op, ins, attrs, cap=256):
+    """The adapter on the 910B2 stand-in platform: (return code, tiling bytes)."""
+    buf, size = ctypes.create_string_buffer(256), ctypes.c_uint32()
+    refs = [ctypes.byref(size), ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint64()), ctypes.byref(ctypes.c_uint32())]
+    rc = standin.standin_tiling(op.ir_type.encode(), 1, 48, 196352, _spec(ins), attrs, buf, cap, *refs)
+    return rc, buf.raw[: size.value]
+
+
+@pytest.mark.parametrize("name,shape,attr,view", TEXT_ATTR_CASES, ids=str)
+def test_cann_tiling_adapter_reads_int_and_str_attrs(name, shape, attr, view, standin):
+    """swiglu's dim picks the [outer, 2 * half] view, gelu's approximate the form; a bad value fails the adapter."""
+    op = ALL_OPS[name]
+    x = torch.empty(shape, device="meta")
+    ins = [x] if op.inputs[0].name == "x" else [torch.empty(torch.ops.airfuse.swiglu(x, int(attr)).shape if name.startswith("swiglu") else shape,
+                                                            device="meta"), x]
+    rc, data = _run_tiling(standin, op, ins, attr.encode())
+    rows, cols, approximate = view
+    assert rc == 0 and data == twin.act_tiling(op, "Ascend910B2", rows, cols, torch.float32, approximate).data.raw
+    bad = b"3" if name.startswith("swiglu") else b"exact"
+    assert _run_tiling(standin, op, ins, bad)[0] == 1
+
+
+def test_cann_tiling_adapter_reads_the_float_attr(standin):
+    """rms_norm's epsilon reaches the tiling as written; text that is not a float is refused."""
+    op = ALL_OPS["add_rms_norm"]
+    ins = _inputs(op, op.dtype_combos[0], (4, 64))
+    rc, data = _run_tiling(standin, op, ins, b"0.125")
+    assert rc == 0 and data == twin.tiling("add_rms_norm", "Ascend910B2", 4, 64, GE[ins[0].dtype], GE[ins[2].dtype], 0.125, 0).data.raw
+    assert _run_tiling(standin, op, ins, b"0.125x")[0] == 1
+    assert _run_tiling(standin, op, ins, b"1e-6;1")[0] == 1  # one attr, two values
+
+
+def test_cann_tiling_adapter_passes_rope_mode(standin):
+    """The adapter reads the mode attr: "interleave" gives a rotate step of 1, "half" D/2, anything
+    else fails as the tiling core refuses it."""
+    op = ALL_OPS["rope"]
+    ins = _inputs(op, op.dtype_combos[0], (4, 64))
+    steps = {}
+    for mode in (b"half", b"interleave", b"quarter"):
+        rc, data = _run_tiling(standin, op, ins, mode)
+        steps[mode] = struct.unpack_from("<I", data, ROPE_STEP_OFFSET)[0] if rc == 0 else None
+    assert steps == {b"half": 32, b"interleave": 1, b"quarter": None}
+
+
+# AirfuseRopeTilingData.rotateStep: after four uint64 counts, 8 sizes and 8 strides (uint64),
+# 8 broadcast flags and five uint32 fields.
+ROPE_STEP_OFFSET = 4 * 8 + 16 * 8 + 8 * 4 + 5 * 4
+
+
+@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add", "add_rms_norm", "rope", "rope_backward", *ACT_OPS])
 def test_cann_tiling_adapter_refuses_bf16_on_310p(name, standin):
     op = ALL_OPS[name]
     args = [ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint64()), ctypes.byref(ctypes.c_uint32())]
     for combo in op.dtype_combos:
         ins = _inputs(op, combo, (4, 64))
-        rc = standin.standin_tiling(op.ir_type.encode(), 2, 8, 253952, _spec(ins), 1e-6, ctypes.create_string_buffer(256), 256, *args)
+        rc = standin.standin_tiling(op.ir_type.encode(), 2, 8, 253952, _spec(ins), None, ctypes.create_string_buffer(256), 256, *args)
         assert rc == (1 if _has_bf16(combo) else 0), combo
 
 
-@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add"])
+@pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add", "add_rms_norm", "rope", "rope_backward", *ACT_OPS])
 def test_cann_tiling_adapter_checks_the_tiling_buffer(name, standin):
     """GetTilingData<T>() is null when the op's tiling buffer is smaller than T: the adapter fails
     instead of writing through it; with room for T it succeeds."""
     op = ALL_OPS[name]
     ins = _inputs(op, op.dtype_combos[0], (4, 64))
     args = [ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint64()), ctypes.byref(ctypes.c_uint32())]
-    assert standin.standin_tiling(op.ir_type.encode(), 1, 48, 196352, _spec(ins), 1e-6, ctypes.create_string_buffer(256), 8, *args) == 1
-    assert standin.standin_tiling(op.ir_type.encode(), 1, 48, 196352, _spec(ins), 1e-6, ctypes.create_string_buffer(256), 256, *args) == 0
+    assert standin.standin_tiling(op.ir_type.encode(), 1, 48, 196352, _spec(ins), None, ctypes.create_string_buffer(256), 8, *args) == 1
+    assert standin.standin_tiling(op.ir_type.encode(), 1, 48, 196352, _spec(ins), None, ctypes.create_string_buffer(256), 256, *args) == 0

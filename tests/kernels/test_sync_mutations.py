@@ -24,8 +24,22 @@ NORM_SCENARIOS = [
     (P3, (3, 7), F16, F16, 0), (P3, (2, 4097), F32, F32, 0), (P3, (9, 1), F32, F32, 8), (P3, (40, 100), F16, F32, 4),
     (P3, (1, 65536), F32, F32, 0), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F16, 0),
 ]
+# (chip, shape, x dtype, gamma dtype, block_dim): the residual add's own paths (float and half sums,
+# split rows reading x back, rows under 32 B streaming x on 310P).
+ADD_NORM_SCENARIOS = [(B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 0), (B2, (1, 20000), BF16, F32, 0), (B2, (16, 64), F32, F32, 4),
+                      (P3, (3, 7), F16, F16, 0), (P3, (9, 1), F32, F32, 8), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F32, 0)]
+# (chip, x shape, cos/sin shape, x dtype, table dtype, mode, block_dim): shared and per-row tables,
+# float and half/bf16 rows and tables, strided runs, both chips' copies.
+ROPE_SCENARIOS = [(B2, (2, 4, 3, 64), (1, 1, 3, 64), F16, F32, "half", 0), (B2, (3, 6), (3, 6), F32, F32, "interleave", 0),
+                  (B2, (2, 3, 4, 5, 10), (2, 1, 4, 1, 10), BF16, BF16, "half", 3), (P3, (2, 4, 3, 64), (1, 1, 3, 64), F16, F16, "interleave", 0),
+                  (P3, (3, 16), (3, 16), F32, F32, "half", 2)]
 ADD_SCENARIOS = [(B2, (3, 5, 129), F16, 0), (B2, (4097,), F32, 0), (B2, (70000,), BF16, 3), (P3, (3, 5, 129), F16, 0), (P3, (3, 1), F32, 0),
                  (P3, (4097,), F32, 2)]
+
+# The activation kernels (kernels/act_kernel.h): (chip, shape of a and b, or of the flat gelu input, dtype, block_dim).
+# block_dim 1 gives one core several tiles; swiglu takes x with the halves of shape[-1].
+ACT_SCENARIOS = [(B2, (1, 7000), F16, 1), (B2, (5, 129), BF16, 3), (B2, (7000,), F32, 1), (P3, (37, 3), F32, 0), (P3, (3, 1), F32, 0),
+                 (P3, (3, 4097), F16, 2), (P3, (7001,), F32, 1)]
 
 # Syncs that removing does not break, and why. Keyed by "file:line" of the call, so an edit that
 # moves a line makes this test name the site again.
@@ -43,16 +57,38 @@ REDUNDANT = {
 }
 
 
-def _launch_all():
-    """Every scenario once; returns the first TwinError message, or None."""
+def _launch_acts(gen):
+    for chip, shape, dt, bd in ACT_SCENARIOS:
+        a, b, dy = randn(shape, dt, gen), randn(shape, dt, gen), randn(shape, dt, gen)
+        x = torch.cat([a, b], -1)
+        twin.swiglu(x, chip=chip, block_dim=bd)
+        twin.swiglu_backward(dy, x, chip=chip, block_dim=bd)
+        twin.silu_mul_backward(dy, a, b, chip=chip, block_dim=bd)
+        for approximate in ("tanh", "none"):
+            twin.gelu(a, approximate, chip=chip, block_dim=bd)
+            twin.gelu_backward(dy, a, approximate, chip=chip, block_dim=bd)
+
+
+def _launch_all(site=""):
+    """Every scenario once (the activations' first for a sync in their files); returns the first TwinError message, or None."""
     gen = generator()
     try:
+        if site.startswith("act_"):
+            _launch_acts(gen)
         for chip, shape, x_dt, g_dt, bd in NORM_SCENARIOS:
             x, gamma, dy = randn(shape, x_dt, gen), randn(shape[-1:], g_dt, gen), randn(shape, x_dt, gen)
             _, rstd = twin.rms_norm(x, gamma, 1e-6, chip=chip, block_dim=bd).outputs
             twin.rms_norm_backward(dy, x, rstd, gamma, chip=chip, block_dim=bd if chip == B2 else 0)
+        for chip, shape, x_dt, g_dt, bd in ADD_NORM_SCENARIOS:
+            twin.add_rms_norm(randn(shape, x_dt, gen), randn(shape, x_dt, gen), randn(shape[-1:], g_dt, gen), chip=chip, block_dim=bd)
+        for chip, x_shape, t_shape, x_dt, t_dt, mode, bd in ROPE_SCENARIOS:
+            x, cos, sin = randn(x_shape, x_dt, gen), randn(t_shape, t_dt, gen), randn(t_shape, t_dt, gen)
+            twin.rope(x, cos, sin, mode, chip=chip, block_dim=bd)
+            twin.rope_backward(x, cos, sin, mode, chip=chip, block_dim=bd)
         for chip, shape, dt, bd in ADD_SCENARIOS:
             twin.add(randn(shape, dt, gen), randn(shape, dt, gen), chip=chip, block_dim=bd)
+        if not site.startswith("act_"):
+            _launch_acts(gen)
     except twin.TwinError as e:
         return str(e)
     return None
@@ -76,7 +112,7 @@ def test_every_sync_matters(kernel_sites):
     uncaught, wrongly_redundant = [], []
     for site in kernel_sites:
         with twin.sync_site_removed(site):
-            err = _launch_all()
+            err = _launch_all(site)
         if site in REDUNDANT:
             if err is not None:
                 wrongly_redundant.append(f"{site}: {err}")

@@ -37,12 +37,17 @@ CASES = [
     ("broken_queue_exhausted", r"TQue::AllocTensor: no FREE buffer among 1 \(the NPU would hang\)"),
     ("broken_bf16_add", r"Add: bfloat16_t arithmetic is not supported"),
     ("broken_unaligned_vector", r"Muls: dst UB address 12 is not 32-byte aligned"),
+    ("broken_bf16_exp", r"Exp: bfloat16_t arithmetic is not supported"),
+    ("broken_unaligned_mins", r"Mins: dst UB address 12 is not 32-byte aligned"),
     ("broken_two_pipes", r"TPipe: TPipe has already been constructed"),
     ("broken_unwaited_flag", r"kernel end: HardEvent::V_S id 0 set by SetFlag at broken_kernels.cpp:\d+ is never waited on"),
     ("broken_live_buffers", r"TQue::AllocTensor: 8 buffers already allocated in this TPosition, the limit is 8"),
     ("broken_bf16_cast_mode", r"Cast: float -> bfloat16_t with round mode 0 is not supported on Ascend910B2"),
     ("broken_reduce_tmp", r"ReduceSum: sharedTmpBuffer tensor needs at least 64 bytes, it has 32"),
     ("broken_scalar_gm_store", r"GlobalTensor::SetValue: index 256 outside the GlobalTensor's 256 elements"),
+    ("broken_gather_outside_src", r"Gather: srcOffset\[63\] = 256 bytes is outside src's 256 bytes"),
+    ("broken_gather_unaligned_offset", r"Gather: srcOffset\[0\] = 2 bytes is not element-aligned"),
+    ("broken_cast_mode_int32", r"Cast: float -> int32_t with round mode 4 is not supported on Ascend910B2"),
     # synchronisation (twin/README.md, "Pipes and events")
     ("broken_reused_event_id", r"SetFlag<HardEvent::V_MTE2>\(0\) at broken_kernels.cpp:\d+: id 0 is still set by TQue::FreeTensor of InitBuffer #1 \(TQue<VECIN> "
                                r"buffer 0\) and not yet waited on: the second set is lost"),
@@ -152,13 +157,15 @@ def test_data_copy_pad_does_not_exist_on_310p(broken):
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("source", ["rms_norm.cpp", "rms_norm_grad.cpp", "add.cpp"])
+@pytest.mark.parametrize("source", ["rms_norm.cpp", "rms_norm_grad.cpp", "add.cpp", "add_rms_norm.cpp", "rope.cpp", "rope_grad.cpp", "silu_mul.cpp",
+                                    "silu_mul_grad.cpp", "swiglu.cpp", "swiglu_grad.cpp", "gelu.cpp", "gelu_grad.cpp"])
 @pytest.mark.parametrize("dtypes", [("half", "half"), ("float", "float"), ("half", "float")], ids="-".join)
 def test_kernels_compile_for_310p_without_data_copy_pad(source, dtypes):
     """CANN builds the kernels for 310P with __CCE_AICORE__ 200, where DataCopyPad does not exist
     (the twin's headers hide it then): the kernels must leave that path out at compile time."""
     cxx = shutil.which("c++") or shutil.which("g++")
-    cmd = [cxx, "-std=c++17", "-fsyntax-only", "-D__CCE_AICORE__=200", f"-DDTYPE_X={dtypes[0]}", f"-DDTYPE_GAMMA={dtypes[1]}",
+    cmd = [cxx, "-std=c++17", "-fsyntax-only", "-D__CCE_AICORE__=200", f"-DDTYPE_X={dtypes[0]}", f"-DDTYPE_A={dtypes[0]}", f"-DDTYPE_GAMMA={dtypes[1]}",
+           f"-DDTYPE_X1={dtypes[0]}", f"-DDTYPE_DY={dtypes[0]}", f"-DDTYPE_COS={dtypes[1]}",
            f"-I{ROOT / 'twin/include'}", f"-I{ROOT / 'op_host/tiling'}", f"-I{ROOT / 'kernels'}", str(ROOT / "kernels" / source)]
     result = subprocess.run(cmd, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -179,6 +186,15 @@ def test_correct_kernel_passes_and_counts_traffic(broken, chip):
     read, written = run(broken, "correct_copy", chip=chip, x=x)
     assert (read, written) == (1024, 1024)
     torch.testing.assert_close(x, torch.arange(256, dtype=torch.float32) * 2)
+
+
+def test_activation_vector_apis(broken):
+    """Exp, Abs, Max, Min, Maxs, Mins as documented, NaN propagated (twin/README.md)."""
+    v = torch.cat([torch.linspace(-100, 100, 61), torch.tensor([float("nan"), float("inf"), -float("inf")])])
+    x = torch.cat([v, torch.zeros(6 * 64)])
+    run(broken, "correct_vector_math", x=x)
+    want = [torch.exp(v), v.abs(), torch.maximum(v, -v), torch.minimum(v, -v), torch.clamp_min(v, 0.5), torch.clamp_max(v, 0.5)]
+    torch.testing.assert_close(x[64:].view(6, 64), torch.stack(want), equal_nan=True)
 
 
 def test_launch_after_violation_still_works(broken):

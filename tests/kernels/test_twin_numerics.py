@@ -29,6 +29,16 @@ def check_rms_norm_backward(dy, x, gamma, **kw):
     return run
 
 
+def check_add_rms_norm(x1, x2, gamma, **kw):
+    run = twin.add_rms_norm(x1, x2, gamma, 1e-6, **kw)
+    y, rstd, x = torch.ops.airfuse.add_rms_norm(x1, x2, gamma, 1e-6)
+    # x: both add in float32 and round once, bit-identical; y and rstd come from that x.
+    torch.testing.assert_close(run.outputs[2], x, rtol=0, atol=0)
+    close(run.outputs[0], y)
+    close(run.outputs[1], rstd)
+    return run
+
+
 def check_add(x, y, **kw):
     run = twin.add(x, y, **kw)
     # Both add in float32 and round once: bit-identical.
@@ -62,6 +72,18 @@ def test_rms_norm_and_grad(chip, shape, dtypes):
     x, gamma, dy = randn(shape, x_dt, gen), randn(shape[-1:], g_dt, gen), randn(shape, x_dt, gen)
     check_rms_norm(x, gamma, chip=chip)
     check_rms_norm_backward(dy, x, gamma, chip=chip)
+    check_add_rms_norm(x, dy, gamma, chip=chip)
+
+
+# LLaMA/Qwen MLP widths: add_rms_norm keeps four row tiles and up to three float32 rows in UB, so
+# these rows are split in column chunks (on 310P float16 11008 still fits); (2, 3, 5): 3-d, rows under 32 B.
+@pytest.mark.parametrize("chip", [c for c, _ in CHIPS])
+@pytest.mark.parametrize("shape", [(3, 11008), (2, 13824), (3, 14336), (2, 3, 5)], ids=str)
+def test_add_rms_norm_llm_widths(chip, shape):
+    gen = generator()
+    for x_dt, g_dt in RMS_NORM_COMBOS:
+        if _chip_has(chip, x_dt, g_dt):
+            check_add_rms_norm(randn(shape, x_dt, gen), randn(shape, x_dt, gen), randn(shape[-1:], g_dt, gen), chip=chip)
 
 
 ADD_CASES = [pytest.param(chip, shape, d, id=f"{chip}-{shape}-{_dt_id([d])}")
@@ -97,6 +119,7 @@ def test_every_row_partition(chip, rows, block_dim):
     grad_block_dim = block_dim if HARD_SYNC_ALL[chip] else 1
     assert check_rms_norm_backward(dy, x, gamma, block_dim=grad_block_dim, chip=chip).block_dim == grad_block_dim
     assert check_add(x, dy, block_dim=block_dim, chip=chip).block_dim == block_dim
+    assert check_add_rms_norm(x, dy, gamma, block_dim=block_dim, chip=chip).block_dim == block_dim
 
 
 @pytest.mark.parametrize("chip,cores", [("Ascend910B2", 48), ("Ascend910B3", 40), ("Ascend310P3", 8)])
@@ -106,6 +129,7 @@ def test_chip_core_counts(chip, cores):
     assert check_rms_norm(x, gamma, chip=chip).block_dim == cores
     assert check_rms_norm_backward(dy, x, gamma, chip=chip).block_dim == (cores if HARD_SYNC_ALL[chip] else 1)
     assert check_add(x, dy, chip=chip).block_dim == cores
+    assert check_add_rms_norm(x, dy, gamma, chip=chip).block_dim == cores
 
 
 @pytest.mark.parametrize("x_dt,g_dt", [(torch.bfloat16, torch.bfloat16), (torch.bfloat16, torch.float32)], ids=["bf16-bf16", "bf16-f32"])
@@ -118,6 +142,8 @@ def test_310p_refuses_bfloat16(x_dt, g_dt):
         twin.rms_norm(x, gamma, chip="Ascend310P3")
     with pytest.raises(twin.TwinError, match="^AirfuseRmsNormGrad: bfloat16 does not exist on Ascend310P3$"):
         twin.rms_norm_backward(x, x, rstd, gamma, chip="Ascend310P3")
+    with pytest.raises(twin.TwinError, match="^AirfuseAddRmsNorm: bfloat16 does not exist on Ascend310P3$"):
+        twin.add_rms_norm(x, x, gamma, chip="Ascend310P3")
     with pytest.raises(twin.TwinError, match="^AirfuseAdd: bfloat16 does not exist on Ascend310P3$"):
         twin.add(x, x, chip="Ascend310P3")
 
@@ -144,6 +170,7 @@ def test_310p_streams_flush_across_batches(rows, cols, dtype):
     x, gamma, dy = randn((rows, cols), dtype, gen), randn((cols,), dtype, gen), randn((rows, cols), dtype, gen)
     check_rms_norm(x, gamma, chip="Ascend310P3")
     check_rms_norm_backward(dy, x, gamma, chip="Ascend310P3")
+    check_add_rms_norm(x, dy, gamma, chip="Ascend310P3")
 
 
 def test_310p_grad_refuses_several_cores():

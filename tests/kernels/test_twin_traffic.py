@@ -59,6 +59,9 @@ def test_each_byte_moves_once(chip, rows, cols, dtype, gamma_dtype):
     run = twin.add(x, dy, chip=chip)
     assert (run.bytes_read, run.bytes_written) == (2 * n * s, n * s)
 
+    run = twin.add_rms_norm(x, dy, gamma, chip=chip)
+    assert (run.bytes_read, run.bytes_written) == (2 * n * s + run.block_dim * cols * g, 2 * n * s + rows * 4)
+
 
 COUNT_CASES = [pytest.param("Ascend910B2", *c, id=f"910B-{c[0]}x{c[1]}") for c in SHAPES + [(2, 65536, torch.float32, torch.float32)]]
 COUNT_CASES += [pytest.param("Ascend310P3", *c, id=f"310P-{c[0]}x{c[1]}")
@@ -69,9 +72,28 @@ COUNT_CASES += [pytest.param("Ascend310P3", *c, id=f"310P-{c[0]}x{c[1]}")
 @pytest.mark.parametrize("chip,rows,cols,dtype,gamma_dtype", COUNT_CASES)
 def test_count_only_counts_what_a_full_run_moves(chip, rows, cols, dtype, gamma_dtype):
     x, dy, gamma, rstd = _inputs(rows, cols, dtype, gamma_dtype)
-    for fn, args in ((twin.rms_norm, (x, gamma)), (twin.rms_norm_backward, (dy, x, rstd, gamma)), (twin.add, (x, dy))):
+    for fn, args in ((twin.rms_norm, (x, gamma)), (twin.rms_norm_backward, (dy, x, rstd, gamma)), (twin.add, (x, dy)),
+                     (twin.add_rms_norm, (x, dy, gamma))):
         full, counted = fn(*args, chip=chip), fn(*args, chip=chip, count_only=True)
         assert (counted.bytes_read, counted.bytes_written, counted.block_dim) == (full.bytes_read, full.bytes_written, full.block_dim)
+
+
+ROPE_COUNT_CASES = [("Ascend910B2", (2, 4, 5, 64), (1, 1, 5, 64), torch.float16, torch.float32, "half"),
+                    ("Ascend910B2", (3, 6), (3, 6), torch.bfloat16, torch.bfloat16, "interleave"),
+                    ("Ascend310P3", (2, 5, 4, 32), (2, 5, 1, 32), torch.float16, torch.float16, "interleave")]
+
+
+@pytest.mark.parametrize("chip,x_shape,table_shape,dtype,table_dtype,mode", ROPE_COUNT_CASES, ids=str)
+def test_rope_count_only_counts_what_a_full_run_moves(chip, x_shape, table_shape, dtype, table_dtype, mode):
+    gen = generator()
+    x, cos = randn(x_shape, dtype, gen), randn(table_shape, table_dtype, gen)
+    for fn in (twin.rope, twin.rope_backward):
+        full, counted = fn(x, cos, cos, mode, chip=chip), fn(x, cos, cos, mode, chip=chip, count_only=True)
+        assert (counted.bytes_read, counted.bytes_written, counted.block_dim) == (full.bytes_read, full.bytes_written, full.block_dim)
+        # x in and out once; each core reads the slices of its rows, at most one slice more than its share
+        slice_bytes = 2 * cos.shape[-1] * cos.element_size()
+        assert full.bytes_written == x.nbytes
+        assert 2 * cos.nbytes + x.nbytes <= full.bytes_read <= 2 * cos.nbytes + x.nbytes + full.block_dim * slice_bytes
 
 
 def test_310p_windows_cost_at_most_a_block_per_core_and_row():
@@ -88,7 +110,40 @@ def test_310p_windows_cost_at_most_a_block_per_core_and_row():
 
 
 def test_split_rows_reread_x():
-    """A row larger than UB is read twice (sum, then scale): the price of not fitting."""
-    x, _, gamma, _ = _inputs(1, 65536, torch.float32, torch.float32)
+    """A row larger than UB is read twice (sum, then scale): the price of not fitting. The residual
+    form stores x in pass 1 and reads it back in pass 2."""
+    x, dy, gamma, _ = _inputs(1, 65536, torch.float32, torch.float32)
     run = twin.rms_norm(x, gamma)
     assert run.bytes_read == 2 * x.nbytes + gamma.nbytes
+    run = twin.add_rms_norm(x, dy, gamma)
+    assert (run.bytes_read, run.bytes_written) == (3 * x.nbytes + gamma.nbytes, 2 * x.nbytes + 4)
+
+
+def _activation_runs(chip, shape, dtype, **kw):
+    """(launch, bytes of inputs, bytes of outputs) of each activation kernel on a, b, dy of `shape`."""
+    gen = generator()
+    a, b, dy = (randn(shape, dtype, gen) for _ in range(3))
+    x = torch.cat([a, b], -1)
+    n = a.nbytes
+    return [(twin.silu_mul(a, b, chip=chip, **kw), 2 * n, n), (twin.silu_mul_backward(dy, a, b, chip=chip, **kw), 3 * n, 2 * n),
+            (twin.swiglu(x, chip=chip, **kw), 2 * n, n), (twin.swiglu_backward(dy, x, chip=chip, **kw), 3 * n, 2 * n),
+            (twin.gelu(a, "none", chip=chip, **kw), n, n), (twin.gelu_backward(dy, a, chip=chip, **kw), 2 * n, n)]
+
+
+# Aligned on 310P: every unit is whole 32 B blocks; (3, 1001) float16 is not: at most one window per unit.
+ACT_CASES = [("Ascend910B2", (4, 11008), torch.bfloat16), ("Ascend910B2", (3, 1001), torch.float16), ("Ascend910B3", (1, 4097), torch.float32),
+             ("Ascend310P3", (4, 11008), torch.float16), ("Ascend310P3", (3, 1001), torch.float16)]
+
+
+@pytest.mark.parametrize("chip,shape,dtype", ACT_CASES, ids=str)
+def test_activations_move_each_byte_once(chip, shape, dtype):
+    counted = _activation_runs(chip, shape, dtype, count_only=True)
+    for (run, read, written), (count, _, _) in zip(_activation_runs(chip, shape, dtype), counted, strict=True):
+        assert (count.bytes_read, count.bytes_written, count.block_dim) == (run.bytes_read, run.bytes_written, run.block_dim)
+        if chip == "Ascend310P3" and shape[-1] % 16:
+            # each unit (a row, or a core's part of the flat tensor) ends in one window: at most one more 32 B block
+            # per operand (<= 3 in, 2 out) and unit
+            units = shape[0] + run.block_dim
+            assert read <= run.bytes_read <= read + 3 * 32 * units and written <= run.bytes_written <= written + 2 * 32 * units
+        else:
+            assert (run.bytes_read, run.bytes_written) == (read, written)

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from npu_cases import PACKAGED_OPS, SHAPES, assert_matches_cpu, sample_inputs
+from npu_cases import LONG_ROWS, PACKAGED_OPS, SHAPES, WHOLE_ROW_OPS, assert_matches_cpu, sample_inputs
 
 CASES = [(op, combo) for op in PACKAGED_OPS for combo in op.dtype_combos]
 
@@ -24,6 +24,11 @@ def test_npu_equals_cpu_kernel(case, shape, npu, no_leaks):
     inputs = sample_inputs(op, combo, shape)
     fn = getattr(torch.ops.airfuse, op.name)
     calls = npu.calls(op.ir_type)
+    if op.name in WHOLE_ROW_OPS and shape == LONG_ROWS:
+        with pytest.raises(RuntimeError, match=f"{op.ir_type}GetWorkspaceSize returned status 561002: .*op_host's tiling refused"):
+            fn(*[t.to("npu") for t in inputs])
+        assert npu.calls(op.ir_type) == calls
+        return
     out = fn(*[t.to("npu") for t in inputs])
     assert npu.calls(op.ir_type) == calls + 1
     assert_matches_cpu(out, fn(*inputs), rows=math.prod(shape[:-1]))

@@ -2,6 +2,8 @@
 #include <cstdio>
 #include "rms_norm.h"
 #include "add.h"
+#include "act.h"
+#include "rope.h"
 
 namespace {
 
@@ -39,6 +41,14 @@ int twin_tiling_rms_norm(const char* soc, uint64_t rows, uint32_t cols, int32_t 
     return Finish(*c, r, blockDim, workspace, err, errLen);
 }
 
+int twin_tiling_add_rms_norm(const char* soc, uint64_t rows, uint32_t cols, int32_t x, int32_t gamma, float eps, uint32_t force, void* out,
+                             uint32_t* blockDim, uint64_t* workspace, char* err, int errLen) {
+    const ChipInfo* c = Chip(soc, err, errLen);
+    if (!c) return 1;
+    auto r = airfuse::tiling::AddRmsNorm(*c, rows, cols, DType(x), DType(gamma), eps, static_cast<AirfuseRmsNormTilingData*>(out), force);
+    return Finish(*c, r, blockDim, workspace, err, errLen);
+}
+
 int twin_tiling_rms_norm_grad(const char* soc, uint64_t rows, uint32_t cols, int32_t x, int32_t gamma, uint32_t force, void* out, uint32_t* blockDim,
                               uint64_t* workspace, char* err, int errLen) {
     const ChipInfo* c = Chip(soc, err, errLen);
@@ -54,11 +64,38 @@ int twin_tiling_add(const char* soc, uint64_t elems, int32_t dtype, uint32_t for
     return Finish(*c, r, blockDim, workspace, err, errLen);
 }
 
+// The activation kernels (kernels/act_kernel.h) by op base name: silu_mul, silu_mul_grad, swiglu, swiglu_grad, gelu, gelu_grad.
+int twin_tiling_act(const char* soc, const char* op, uint64_t rows, uint64_t cols, int32_t dtype, uint32_t approximate, uint32_t force, void* out,
+                    uint32_t* blockDim, uint64_t* workspace, char* err, int errLen) {
+    const ChipInfo* c = Chip(soc, err, errLen);
+    if (!c) return 1;
+    const airfuse::tiling::ActOp* a = airfuse::tiling::FindActOp(op);
+    if (!a) {
+        std::snprintf(err, size_t(errLen), "unknown activation kernel '%s'", op);
+        return 1;
+    }
+    auto r = airfuse::tiling::Act(*c, a->irType, a->buffers, rows, cols, DType(dtype), approximate, static_cast<AirfuseActTilingData*>(out), force);
+    return Finish(*c, r, blockDim, workspace, err, errLen);
+}
+
+// rope and rope_grad: x's (or dy's) and cos's dims, `rank` of each.
+int twin_tiling_rope(const char* soc, int grad, int32_t rank, const int64_t* x, const int64_t* table, int32_t xType, int32_t tableType,
+                     const char* mode, uint32_t force, void* out, uint32_t* blockDim, uint64_t* workspace, char* err, int errLen) {
+    const ChipInfo* c = Chip(soc, err, errLen);
+    if (!c) return 1;
+    auto r = airfuse::tiling::Rope(grad ? "AirfuseRopeGrad" : "AirfuseRope", *c, std::vector<int64_t>(x, x + rank),
+                                   std::vector<int64_t>(table, table + rank), DType(xType), DType(tableType), mode,
+                                   static_cast<AirfuseRopeTilingData*>(out), force);
+    return Finish(*c, r, blockDim, workspace, err, errLen);
+}
+
 uint32_t twin_tiling_size(const char* op) {
     std::string o = op;
-    if (o == "rms_norm") return sizeof(AirfuseRmsNormTilingData);
+    if (o == "rms_norm" || o == "add_rms_norm") return sizeof(AirfuseRmsNormTilingData);
     if (o == "rms_norm_grad") return sizeof(AirfuseRmsNormGradTilingData);
     if (o == "add") return sizeof(AirfuseAddTilingData);
+    if (o == "act") return sizeof(AirfuseActTilingData);
+    if (o == "rope") return sizeof(AirfuseRopeTilingData);
     return 0;
 }
 

@@ -311,6 +311,9 @@ void CheckCastMode(const char* src, const char* dst, AscendC::RoundMode mode) {
     if ((s == "half" || s == "bfloat16_t") && d == "float") ok = mode == RoundMode::CAST_NONE;
     else if (s == "float" && d == "half") ok = mode == RoundMode::CAST_NONE || (c.chip->hasDataCopyPad && mode == RoundMode::CAST_RINT);
     else if (s == "float" && d == "bfloat16_t") ok = mode == RoundMode::CAST_RINT;
+    // Cast.md lists more modes for these pairs; the twin implements the ones it models exactly.
+    else if (s == "int32_t" && d == "float") ok = mode == RoundMode::CAST_NONE;
+    else if (s == "float" && d == "int32_t") ok = mode == RoundMode::CAST_FLOOR || mode == RoundMode::CAST_RINT;
     else Fail("Cast", Fmt("%s -> %s is not implemented in the twin", src, dst));
     if (!ok) Fail("Cast", Fmt("%s -> %s with round mode %d is not supported on %s (or not implemented in the twin)", src, dst, int(mode), c.chip->socVersion));
 }

@@ -203,6 +203,44 @@ extern "C" __global__ __aicore__ void broken_scalar_gm_store(GM_ADDR x, GM_ADDR 
     g.SetValue(kElems, 1.0f);
 }
 
+namespace {
+// Gathers 64 floats from a 64-float source with byte offsets 4 * (j + first) + skew.
+void GatherWithOffsets(float first, float skew) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 3 * 256);
+    LocalTensor<float> src = buf.Get<float>(64), dst = buf.GetWithOffset<float>(64, 256), f = buf.GetWithOffset<float>(64, 512);
+    LocalTensor<int32_t> offsets = buf.GetWithOffset<int32_t>(64, 512);
+    Duplicate(src, 1.0f, 64);
+    CreateVecIndex(f, first, 64);
+    PipeBarrier<PIPE_V>();
+    Muls(f, f, 4.0f, 64);
+    PipeBarrier<PIPE_V>();
+    Adds(f, f, skew, 64);
+    PipeBarrier<PIPE_V>();
+    Cast(offsets, f, RoundMode::CAST_RINT, 64);
+    PipeBarrier<PIPE_V>();
+    Gather(dst, src, offsets.ReinterpretCast<uint32_t>(), 0, 64);
+}
+}  // namespace
+
+// The last offset points one element past src (the hardware would read unrelated UB).
+extern "C" __global__ __aicore__ void broken_gather_outside_src(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { GatherWithOffsets(1.0f, 0.0f); }
+
+// Byte offsets must be multiples of the element size.
+extern "C" __global__ __aicore__ void broken_gather_unaligned_offset(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { GatherWithOffsets(0.0f, 2.0f); }
+
+// float -> int32_t with a round mode the twin does not model.
+extern "C" __global__ __aicore__ void broken_cast_mode_int32(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 2 * 256);
+    LocalTensor<float> f = buf.Get<float>(64);
+    Duplicate(f, 1.5f, 64);
+    PipeBarrier<PIPE_V>();
+    Cast(buf.GetWithOffset<int32_t>(64, 256), f, RoundMode::CAST_ROUND, 64);
+}
+
 // ---- synchronisation: each breaks one ordering rule of the pipes (twin/README.md) ----
 
 // A freed VECIN buffer holds V_MTE2 id 0 until its next AllocTensor; a literal id 0 sets it twice.
@@ -434,4 +472,50 @@ extern "C" __global__ __aicore__ void broken_missing_mte2_mte3(GM_ADDR x, GM_ADD
     WaitFlag<HardEvent::V_MTE3>(eventVMte3);
     DataCopy(a, g, 64);
     DataCopy(g, b, 64);
+}
+
+// Exp of bf16 data: no Ascend product has bf16 vector arithmetic.
+extern "C" __global__ __aicore__ void broken_bf16_exp(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256);
+    LocalTensor<bfloat16_t> t = buf.Get<bfloat16_t>();
+    Exp(t, t, 64);
+}
+
+// Mins with its operands at x[3]: off the 32-byte grid.
+extern "C" __global__ __aicore__ void broken_unaligned_mins(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024);
+    LocalTensor<float> t = buf.Get<float>();
+    Mins(t[3], t[3], 0.0f, 16);
+}
+
+// The activation kernels' vector APIs on x[0:64): Exp, Abs, Max(x, -x), Min(x, -x), Maxs(x, 0.5), Mins(x, 0.5)
+// into x[64:128), ..., x[384:448).
+extern "C" __global__ __aicore__ void correct_vector_math(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    constexpr int32_t n = 64;
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 8 * n * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, 7 * n);
+    LocalTensor<float> t = buf.Get<float>();
+    DataCopy(t, g, n);
+    int32_t eventMte2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
+    SetFlag<HardEvent::MTE2_V>(eventMte2V);
+    WaitFlag<HardEvent::MTE2_V>(eventMte2V);
+    Muls(t[7 * n], t, -1.0f, n);
+    Exp(t[n], t, n);
+    Abs(t[2 * n], t, n);
+    Maxs(t[5 * n], t, 0.5f, n);
+    Mins(t[6 * n], t, 0.5f, n);
+    PipeBarrier<PIPE_V>();
+    Max(t[3 * n], t, t[7 * n], n);
+    Min(t[4 * n], t, t[7 * n], n);
+    int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+    SetFlag<HardEvent::V_MTE3>(eventVMte3);
+    WaitFlag<HardEvent::V_MTE3>(eventVMte3);
+    DataCopy(g[n], t[n], 6 * n);
 }

@@ -1,7 +1,10 @@
 // C entry points over the stand-in registry: what each OpDef declares (as JSON), and its
 // InferShape / InferDataType / tiling adapter run on given shapes and dtypes.
-// Shape specs are "d0,d1,...:dtype" per tensor, separated by ';' (dtype = ge::DataType code).
+// Shape specs are "d0,d1,...:dtype" per tensor, separated by ';' (dtype = ge::DataType code);
+// attrs are written as the graph writes them, one per declared attr, separated by ';' (FillAttrs).
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include "register/op_def_registry.h"
@@ -12,6 +15,32 @@ std::map<std::string, std::function<OpDef*()>>& Registry() {
     return r;
 }
 }  // namespace ops
+
+namespace gert {
+bool RuntimeAttrs::Append(const std::string& type, const std::string& text) {
+    Slot s{type};
+    if (type == "Str") {
+        s.str = text;
+    } else if (type == "Bool") {
+        if (text != "0" && text != "1") return false;
+        s.b = text == "1";
+    } else if (type == "Float" || type == "Int") {
+        // The whole text must be the number: no trailing junk, no overflow.
+        char* end = nullptr;
+        errno = 0;
+        if (type == "Float") {
+            s.f = std::strtof(text.c_str(), &end);
+        } else {
+            s.i = std::strtoll(text.c_str(), &end, 10);
+        }
+        if (text.empty() || errno == ERANGE || end != text.c_str() + text.size()) return false;
+    } else {
+        return false;
+    }
+    slots_.push_back(std::move(s));
+    return true;
+}
+}  // namespace gert
 
 namespace {
 
@@ -63,6 +92,37 @@ std::unique_ptr<ops::OpDef> Make(const char* op) {
     return it == ops::Registry().end() ? nullptr : std::unique_ptr<ops::OpDef>(it->second());
 }
 
+// The attr's default as the graph would write it ("%a" keeps a Float's value exact).
+std::string DefaultText(const ops::OpAttrDef& a) {
+    if (a.type == "Str") return a.stringDefault;
+    char buf[64];
+    if (a.type == "Float") {
+        std::snprintf(buf, sizeof buf, "%a", a.defaultValue);
+    } else {
+        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(a.defaultValue));
+    }
+    return buf;
+}
+
+// The op's attrs from `text`: null for every attr at its default (as GE passes attrs the graph
+// leaves unset), else exactly one value per declared attr, in order, separated by ';', as the graph
+// writes it ("1e-06", "-1", "tanh"; "" for an op without attrs). False when the count differs or a
+// value does not parse as its attr's type.
+bool FillAttrs(const ops::OpDef& def, const char* text, gert::RuntimeAttrs& attrs) {
+    std::vector<std::string> values;
+    if (!text) {
+        for (const auto& a : def.Attrs()) values.push_back(DefaultText(a));
+    } else if (*text || !def.Attrs().empty()) {
+        std::string rest = text;
+        for (size_t at; (at = rest.find(';')) != std::string::npos; rest.erase(0, at + 1)) values.push_back(rest.substr(0, at));
+        values.push_back(rest);
+    }
+    if (values.size() != def.Attrs().size()) return false;
+    for (size_t i = 0; i < values.size(); ++i)
+        if (!attrs.Append(def.Attrs()[i].type, values[i])) return false;
+    return true;
+}
+
 }  // namespace
 
 extern "C" {
@@ -83,7 +143,12 @@ const char* standin_opdefs_json() {
         for (size_t i = 0; i < def->Attrs().size(); ++i) {
             const auto& a = def->Attrs()[i];
             js << (i ? "," : "") << "{\"name\":\"" << a.name << "\",\"attr_type\":\"" << OptionName(a.attrType) << "\",\"type\":\"" << a.type
-               << "\",\"default\":" << a.defaultValue << "}";
+               << "\",\"default\":";
+            if (a.type == "Str") {
+                js << "\"" << a.stringDefault << "\"}";
+            } else {
+                js << a.defaultValue << "}";
+            }
         }
         js << "],\"configs\":{";
         const auto& cfg = def->AICoreDef().configs;
@@ -103,8 +168,8 @@ const char* standin_opdefs_json() {
     return json.c_str();
 }
 
-// Output shapes and dtypes in the spec format; returns 1 when inference fails.
-int standin_infer(const char* op, const char* inputs, char* out, int outLen) {
+// Output shapes and dtypes in the spec format; returns 1 when inference fails or an attr is bad.
+int standin_infer(const char* op, const char* inputs, const char* attrs, char* out, int outLen) {
     auto def = Make(op);
     if (!def) return 1;
     auto in = Parse(inputs);
@@ -114,6 +179,7 @@ int standin_infer(const char* op, const char* inputs, char* out, int outLen) {
         sc.inputs.emplace_back(t.dims);
         dc.inputs.push_back(t.dtype);
     }
+    if (!FillAttrs(*def, attrs, sc.attrs)) return 1;
     sc.outputs.resize(def->Outputs().size());
     dc.outputs.resize(def->Outputs().size(), ge::DataType(-1));
     if (def->InferShape()(&sc) != ge::GRAPH_SUCCESS || def->InferDataType()(&dc) != ge::GRAPH_SUCCESS) return 1;
@@ -128,8 +194,9 @@ int standin_infer(const char* op, const char* inputs, char* out, int outLen) {
     return 0;
 }
 
-int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, float attr, uint8_t* tiling, uint32_t cap,
-                   uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode) {
+// The op's tiling adapter on the given inputs and attrs (see FillAttrs); returns 1 when it fails.
+int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, const char* attrs, uint8_t* tiling,
+                   uint32_t cap, uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode) {
     auto def = Make(op);
     if (!def || !def->AICoreDef().tiling) return 1;
     gert::TilingContext ctx;
@@ -137,7 +204,7 @@ int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const c
         ctx.inputShapes.emplace_back(gert::Shape(t.dims));
         ctx.inputDescs.emplace_back(t.dtype);
     }
-    if (!def->Attrs().empty()) ctx.attrs.floats.push_back(attr);
+    if (!FillAttrs(*def, attrs, ctx.attrs)) return 1;
     ctx.platform = fe::PlatFormInfos{soc, cores, ub};
     ctx.tilingCapacity = cap;
     if (def->AICoreDef().tiling(&ctx) != ge::GRAPH_SUCCESS) return 1;

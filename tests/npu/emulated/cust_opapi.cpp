@@ -11,6 +11,7 @@
 // The chip is Ascend910B2 unless EMULATED_NPU_SOC=Ascend310P3 (read at each phase 1).
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -26,9 +27,9 @@
 extern "C" {
 int twin_launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim, int nargs, uint8_t** args, const uint64_t* sizes,
                 const char** names, int countOnly, uint64_t* bytesRead, uint64_t* bytesWritten, char* err, int errLen);
-int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, float attr, uint8_t* tiling, uint32_t cap,
-                   uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode);
-int standin_infer(const char* op, const char* inputs, char* out, int outLen);
+int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, const char* attrs, uint8_t* tiling,
+                   uint32_t cap, uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode);
+int standin_infer(const char* op, const char* inputs, const char* attrs, char* out, int outLen);
 }
 
 namespace {
@@ -46,6 +47,15 @@ struct OpSpec {
 const OpSpec kRmsNorm{"AirfuseRmsNorm", "airfuse_rms_norm", {"x", "gamma"}, {"y", "rstd"}, {0, 1}};
 const OpSpec kRmsNormGrad{"AirfuseRmsNormGrad", "airfuse_rms_norm_grad", {"dy", "x", "rstd", "gamma"}, {"dx", "dgamma"}, {1, 3}};
 const OpSpec kAdd{"AirfuseAdd", "airfuse_add", {"x", "y"}, {"z"}, {0}};
+const OpSpec kAddRmsNorm{"AirfuseAddRmsNorm", "airfuse_add_rms_norm", {"x1", "x2", "gamma"}, {"y", "rstd", "x"}, {0, 2}};
+const OpSpec kSiluMul{"AirfuseSiluMul", "airfuse_silu_mul", {"a", "b"}, {"y"}, {0}};
+const OpSpec kSiluMulGrad{"AirfuseSiluMulGrad", "airfuse_silu_mul_grad", {"dy", "a", "b"}, {"da", "db"}, {1}};
+const OpSpec kSwiglu{"AirfuseSwiglu", "airfuse_swiglu", {"x"}, {"y"}, {0}};
+const OpSpec kSwigluGrad{"AirfuseSwigluGrad", "airfuse_swiglu_grad", {"dy", "x"}, {"dx"}, {1}};
+const OpSpec kRope{"AirfuseRope", "airfuse_rope", {"x", "cos", "sin"}, {"y"}, {0, 1}};
+const OpSpec kRopeGrad{"AirfuseRopeGrad", "airfuse_rope_grad", {"dy", "cos", "sin"}, {"dx"}, {0, 1}};
+const OpSpec kGelu{"AirfuseGelu", "airfuse_gelu", {"x"}, {"y"}, {0}};
+const OpSpec kGeluGrad{"AirfuseGeluGrad", "airfuse_gelu_grad", {"dy", "x"}, {"dx"}, {1}};
 
 struct Chip {
     const char* name;
@@ -120,7 +130,23 @@ uint64_t Bytes(const aclTensor& t) {
     return uint64_t(n);
 }
 
-aclnnStatus Prepare(const OpSpec& spec, std::vector<const aclTensor*> tensors, double attr, uint64_t* workspaceSize,
+// An IR attr as the op_host stand-in reads it (as the graph writes it): Float in "%a", exact.
+std::string AttrText(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%a", v);
+    return buf;
+}
+std::string AttrText(int64_t v) { return std::to_string(v); }
+std::string AttrText(const char* v) { return v; }
+
+// The op's attrs for the stand-in: each AttrText, separated by ';' ("" when the op has none).
+template <typename... A> std::string Attrs(A... values) {
+    std::string s;
+    ((s += (s.empty() ? "" : ";") + AttrText(values)), ...);
+    return s;
+}
+
+aclnnStatus Prepare(const OpSpec& spec, std::vector<const aclTensor*> tensors, const std::string& attrs, uint64_t* workspaceSize,
                     aclOpExecutor** executor) {
     const std::string op = spec.irType;
     if (!workspaceSize || !executor) return Fail(kParamNull, op + ": workspaceSize or executor is null");
@@ -148,13 +174,13 @@ aclnnStatus Prepare(const OpSpec& spec, std::vector<const aclTensor*> tensors, d
         (i < spec.inputs.size() ? inputs : outputs) += ((i == 0 || i == spec.inputs.size()) ? "" : ";") + Dims(*tensors[i]) + ":" +
                                                         std::to_string(tensors[i]->dtype);
     char inferred[512] = {0};
-    if (standin_infer(op.c_str(), inputs.c_str(), inferred, sizeof inferred) != 0 || outputs != inferred) {
+    if (standin_infer(op.c_str(), inputs.c_str(), attrs.c_str(), inferred, sizeof inferred) != 0 || outputs != inferred) {
         delete ex;
         return Fail(kParamInvalid, op + ": outputs " + outputs + " do not match op_host's inference " + inferred + " from inputs " + inputs);
     }
     ex->tiling.resize(4096);
     uint32_t tilingSize = 0, scheduleMode = 0;
-    if (standin_tiling(op.c_str(), chip->socCode, chip->vectorCores, chip->ubBytes, inputs.c_str(), float(attr), ex->tiling.data(),
+    if (standin_tiling(op.c_str(), chip->socCode, chip->vectorCores, chip->ubBytes, inputs.c_str(), attrs.c_str(), ex->tiling.data(),
                        uint32_t(ex->tiling.size()), &tilingSize, &ex->blockDim, &ex->workspace, &scheduleMode) != 0) {
         delete ex;
         return Fail(kTiling, op + ": op_host's tiling refused inputs " + inputs + " (shape:aclDataType) on " + chip->name);
@@ -254,11 +280,11 @@ aclnnStatus Run(const OpSpec& spec, void* workspace, uint64_t workspaceSize, acl
 
 extern "C" {
 
-// The generated aclnn API: IR inputs, IR attrs (Float -> double), IR outputs (<name>Out), then
+// The generated aclnn API: IR inputs, IR attrs (Float -> double, Int -> int64_t, Str -> char*), IR outputs (<name>Out), then
 // workspaceSize and executor; phase 2 is the same for every op.
 aclnnStatus aclnnAirfuseRmsNormGetWorkspaceSize(const aclTensor* x, const aclTensor* gamma, double epsilon, const aclTensor* yOut,
                                                 const aclTensor* rstdOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
-    return Prepare(kRmsNorm, {x, gamma, yOut, rstdOut}, epsilon, workspaceSize, executor);
+    return Prepare(kRmsNorm, {x, gamma, yOut, rstdOut}, Attrs(epsilon), workspaceSize, executor);
 }
 aclnnStatus aclnnAirfuseRmsNorm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
     return Run(kRmsNorm, workspace, workspaceSize, executor, stream);
@@ -267,7 +293,7 @@ aclnnStatus aclnnAirfuseRmsNorm(void* workspace, uint64_t workspaceSize, aclOpEx
 aclnnStatus aclnnAirfuseRmsNormGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* x, const aclTensor* rstd, const aclTensor* gamma,
                                                     const aclTensor* dxOut, const aclTensor* dgammaOut, uint64_t* workspaceSize,
                                                     aclOpExecutor** executor) {
-    return Prepare(kRmsNormGrad, {dy, x, rstd, gamma, dxOut, dgammaOut}, 0.0, workspaceSize, executor);
+    return Prepare(kRmsNormGrad, {dy, x, rstd, gamma, dxOut, dgammaOut}, Attrs(), workspaceSize, executor);
 }
 aclnnStatus aclnnAirfuseRmsNormGrad(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
     return Run(kRmsNormGrad, workspace, workspaceSize, executor, stream);
@@ -275,10 +301,87 @@ aclnnStatus aclnnAirfuseRmsNormGrad(void* workspace, uint64_t workspaceSize, acl
 
 aclnnStatus aclnnAirfuseAddGetWorkspaceSize(const aclTensor* x, const aclTensor* y, const aclTensor* zOut, uint64_t* workspaceSize,
                                             aclOpExecutor** executor) {
-    return Prepare(kAdd, {x, y, zOut}, 0.0, workspaceSize, executor);
+    return Prepare(kAdd, {x, y, zOut}, Attrs(), workspaceSize, executor);
 }
 aclnnStatus aclnnAirfuseAdd(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
     return Run(kAdd, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseAddRmsNormGetWorkspaceSize(const aclTensor* x1, const aclTensor* x2, const aclTensor* gamma, double epsilon,
+                                                   const aclTensor* yOut, const aclTensor* rstdOut, const aclTensor* xOut,
+                                                   uint64_t* workspaceSize, aclOpExecutor** executor) {
+    return Prepare(kAddRmsNorm, {x1, x2, gamma, yOut, rstdOut, xOut}, Attrs(epsilon), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseAddRmsNorm(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kAddRmsNorm, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseSiluMulGetWorkspaceSize(const aclTensor* a, const aclTensor* b, const aclTensor* yOut, uint64_t* workspaceSize,
+                                                aclOpExecutor** executor) {
+    return Prepare(kSiluMul, {a, b, yOut}, Attrs(), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseSiluMul(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kSiluMul, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseSiluMulGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* a, const aclTensor* b, const aclTensor* daOut,
+                                                    const aclTensor* dbOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
+    return Prepare(kSiluMulGrad, {dy, a, b, daOut, dbOut}, Attrs(), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseSiluMulGrad(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kSiluMulGrad, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseSwigluGetWorkspaceSize(const aclTensor* x, int64_t dim, const aclTensor* yOut, uint64_t* workspaceSize,
+                                               aclOpExecutor** executor) {
+    return Prepare(kSwiglu, {x, yOut}, Attrs(dim), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseSwiglu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kSwiglu, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseSwigluGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* x, int64_t dim, const aclTensor* dxOut,
+                                                   uint64_t* workspaceSize, aclOpExecutor** executor) {
+    return Prepare(kSwigluGrad, {dy, x, dxOut}, Attrs(dim), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseSwigluGrad(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kSwigluGrad, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseRopeGetWorkspaceSize(const aclTensor* x, const aclTensor* cos, const aclTensor* sin, char* mode, const aclTensor* yOut,
+                                             uint64_t* workspaceSize, aclOpExecutor** executor) {
+    if (!mode) return Fail(kParamNull, "AirfuseRope: mode is null");
+    return Prepare(kRope, {x, cos, sin, yOut}, Attrs(mode), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseRope(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kRope, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseRopeGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* cos, const aclTensor* sin, char* mode,
+                                                 const aclTensor* dxOut, uint64_t* workspaceSize, aclOpExecutor** executor) {
+    if (!mode) return Fail(kParamNull, "AirfuseRopeGrad: mode is null");
+    return Prepare(kRopeGrad, {dy, cos, sin, dxOut}, Attrs(mode), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseRopeGrad(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kRopeGrad, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseGeluGetWorkspaceSize(const aclTensor* x, char* approximate, const aclTensor* yOut, uint64_t* workspaceSize,
+                                             aclOpExecutor** executor) {
+    if (!approximate) return Fail(kParamNull, "AirfuseGelu: approximate is null");
+    return Prepare(kGelu, {x, yOut}, Attrs(approximate), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseGelu(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kGelu, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnAirfuseGeluGradGetWorkspaceSize(const aclTensor* dy, const aclTensor* x, char* approximate, const aclTensor* dxOut,
+                                                 uint64_t* workspaceSize, aclOpExecutor** executor) {
+    if (!approximate) return Fail(kParamNull, "AirfuseGeluGrad: approximate is null");
+    return Prepare(kGeluGrad, {dy, x, dxOut}, Attrs(approximate), workspaceSize, executor);
+}
+aclnnStatus aclnnAirfuseGeluGrad(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor, aclrtStream stream) {
+    return Run(kGeluGrad, workspace, workspaceSize, executor, stream);
 }
 
 // For tests/npu.

@@ -38,6 +38,17 @@ void CheckDataCopyLen(const char* api, uint64_t bytes);
 void CheckGlobalSize(const char* api, uint64_t needElems, uint64_t haveElems);
 void CheckDataCopyPad(const char* api, uint32_t blockLen, uint32_t elemSize, uint16_t blockCount);
 
+// The GM bytes of blockCount blocks of blockLen, gmStep apart: the gaps of a strided copy are
+// neither read nor written.
+inline void GmBlocks(const Instr& in, const void* gm, uint16_t blockCount, uint32_t blockLen, uint64_t gmStep, bool write) {
+    if (gmStep == blockLen) {
+        in.Gm(gm, uint64_t(blockCount) * blockLen, write);
+        return;
+    }
+    const auto* base = static_cast<const uint8_t*>(gm);
+    for (uint16_t b = 0; b < blockCount; ++b) in.Gm(base + b * gmStep, blockLen, write);
+}
+
 }  // namespace twin
 
 namespace AscendC {
@@ -90,7 +101,7 @@ void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Da
     twin::CheckGlobalSize(api, gmSpan / sizeof(T), src.GetSize());
     twin::CheckGm(api, src.GetPhyAddr(), gmSpan);
     twin::Instr in(api, twin::kPipeMte2);
-    in.Gm(src.GetPhyAddr(), gmSpan, false);
+    twin::GmBlocks(in, src.GetPhyAddr(), p.blockCount, p.blockLen, gmStep, false);
     dst.Access(in, "dst", (p.blockCount - 1) * ubStep + blockUb, true);
     twin::Cur().gmRead += uint64_t(p.blockLen) * p.blockCount;
     if (twin::Cur().countOnly) return;
@@ -122,7 +133,7 @@ template <typename T> void DataCopyPad(const GlobalTensor<T>& dst, const LocalTe
     twin::CheckGm(api, dst.GetPhyAddr(), gmSpan);
     twin::Instr in(api, twin::kPipeMte3);
     src.Access(in, "src", (p.blockCount - 1) * ubStep + p.blockLen, false);
-    in.Gm(dst.GetPhyAddr(), gmSpan, true);
+    twin::GmBlocks(in, dst.GetPhyAddr(), p.blockCount, p.blockLen, gmStep, true);
     twin::Cur().gmWritten += uint64_t(p.blockLen) * p.blockCount;
     if (twin::Cur().countOnly) return;
     auto* ub = reinterpret_cast<const uint8_t*>(src.Data());

@@ -112,6 +112,7 @@ template <typename T> constexpr const char* TypeName() {
     else if constexpr (std::is_same_v<T, half>) return "half";
     else if constexpr (std::is_same_v<T, bfloat16_t>) return "bfloat16_t";
     else if constexpr (std::is_same_v<T, int32_t>) return "int32_t";
+    else if constexpr (std::is_same_v<T, uint32_t>) return "uint32_t";
     else if constexpr (std::is_same_v<T, uint8_t>) return "uint8_t";
     else return "other";
 }

@@ -62,6 +62,8 @@ void Unary(const char* api, const AscendC::LocalTensor<T>& d, const AscendC::Loc
     }
 }
 
+inline float NanMax(float x, float y) { return std::isnan(x) || std::isnan(y) ? NAN : (x > y ? x : y); }
+
 template <typename T> T TreeSum(const T* p, uint32_t n) {
     T buf[128];
     for (uint32_t i = 0; i < n; ++i) buf[i] = p[i];
@@ -91,6 +93,28 @@ template <typename T> void Muls(const LocalTensor<T>& d, const LocalTensor<T>& a
 }
 template <typename T> void Adds(const LocalTensor<T>& d, const LocalTensor<T>& a, const T& s, int32_t n) {
     twin::Unary("Adds", d, a, n, [s](auto x) { return decltype(x)(x + s); });
+}
+
+// Exp, Abs (documented for half and float). Results round to T after each op, as elsewhere.
+template <typename T> void Exp(const LocalTensor<T>& d, const LocalTensor<T>& a, int32_t n) {
+    twin::Unary("Exp", d, a, n, [](auto x) { return decltype(x)(std::exp(float(x))); });
+}
+template <typename T> void Abs(const LocalTensor<T>& d, const LocalTensor<T>& a, int32_t n) {
+    twin::Unary("Abs", d, a, n, [](auto x) { return decltype(x)(std::fabs(float(x))); });
+}
+// Max/Min and their scalar forms Maxs/Mins. The docs leave NaN operands unspecified; the twin
+// propagates NaN so that no kernel's NaN result can depend on the choice.
+template <typename T> void Max(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
+    twin::Binary("Max", d, a, b, n, [](auto x, auto y) { return decltype(x)(twin::NanMax(float(x), float(y))); });
+}
+template <typename T> void Min(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
+    twin::Binary("Min", d, a, b, n, [](auto x, auto y) { return decltype(x)(-twin::NanMax(-float(x), -float(y))); });
+}
+template <typename T> void Maxs(const LocalTensor<T>& d, const LocalTensor<T>& a, const T& s, int32_t n) {
+    twin::Unary("Maxs", d, a, n, [s](auto x) { return decltype(x)(twin::NanMax(float(x), float(s))); });
+}
+template <typename T> void Mins(const LocalTensor<T>& d, const LocalTensor<T>& a, const T& s, int32_t n) {
+    twin::Unary("Mins", d, a, n, [s](auto x) { return decltype(x)(-twin::NanMax(-float(x), -float(s))); });
 }
 
 template <typename T> void Duplicate(const LocalTensor<T>& d, const T& v, int32_t n) {
@@ -139,6 +163,53 @@ void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Local
     }
 }
 
+// dst[i] = firstValue + i (CreateVecIndex.md: half/int16_t/int32_t/float on A2 and 310P AI Core).
+template <typename T> void CreateVecIndex(const LocalTensor<T>& dst, const T& firstValue, uint32_t count) {
+    const char* api = "CreateVecIndex";
+    if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, half> && !std::is_same_v<T, int32_t>)
+        twin::Fail(api, twin::Fmt("dtype %s is not supported by this API in the twin", twin::TypeName<T>()));
+    twin::CheckVec(api, "dst", dst, count);
+    dst.Access(twin::Instr(api, twin::kPipeV), "dst", uint64_t(count) * sizeof(T), true);
+    if (twin::Cur().countOnly) return;
+    T* dp = dst.Data();
+    for (uint32_t i = 0; i < count; ++i) dp[i] = T(float(firstValue) + float(i));
+}
+
+// dst[i] = the element at byte srcBaseAddr + srcOffset[i] of src (Gather.md, count form: B16/B32
+// data, A2 and 310P AI Core; bfloat16_t on A2 only). Each address must be element-aligned; the
+// twin also refuses one outside src (the hardware would read whatever UB holds there). src is
+// read whole: which elements an offset table picks is data, unknown to the ordering checks.
+template <typename T>
+void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset, uint32_t srcBaseAddr, uint32_t count) {
+    const char* api = "Gather";
+    if constexpr (std::is_same_v<T, bfloat16_t>) {
+        if (!twin::Cur().chip->hasBf16) twin::Fail(api, twin::Fmt("bfloat16_t does not exist on %s", twin::Cur().chip->socVersion));
+    } else if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, half> && !std::is_same_v<T, int32_t> &&
+                         !std::is_same_v<T, uint32_t>) {
+        twin::Fail(api, twin::Fmt("dtype %s is not supported by this API in the twin", twin::TypeName<T>()));
+    }
+    twin::CheckCount(api, count);
+    twin::CheckVec(api, "dst", dst, count);
+    twin::CheckVec(api, "src", src, 1);
+    twin::CheckVec(api, "srcOffset", srcOffset, count);
+    if (srcBaseAddr % sizeof(T) != 0) twin::Fail(api, twin::Fmt("srcBaseAddr %u is not a multiple of the element size %u", srcBaseAddr, unsigned(sizeof(T))));
+    twin::Instr in(api, twin::kPipeV);
+    srcOffset.Access(in, "srcOffset", uint64_t(count) * 4, false);
+    src.Access(in, "src", src.Bytes(), false);
+    dst.Access(in, "dst", uint64_t(count) * sizeof(T), true);
+    if (twin::Cur().countOnly) return;
+    std::vector<T> out(count);
+    const uint8_t* base = reinterpret_cast<const uint8_t*>(src.Data());
+    for (uint32_t i = 0; i < count; ++i) {
+        uint64_t at = uint64_t(srcBaseAddr) + srcOffset.Data()[i];
+        if (at % sizeof(T) != 0) twin::Fail(api, twin::Fmt("srcOffset[%u] = %llu bytes is not element-aligned", i, (unsigned long long)at));
+        if (at + sizeof(T) > src.Bytes())
+            twin::Fail(api, twin::Fmt("srcOffset[%u] = %llu bytes is outside src's %u bytes", i, (unsigned long long)at, src.Bytes()));
+        std::memcpy(&out[i], base + at, sizeof(T));
+    }
+    std::memcpy(dst.Data(), out.data(), uint64_t(count) * sizeof(T));
+}
+
 template <typename D, typename S> void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, uint32_t count) {
     const char* api = "Cast";
     twin::CheckCastMode(twin::TypeName<S>(), twin::TypeName<D>(), mode);
@@ -160,6 +231,14 @@ template <typename D, typename S> void Cast(const LocalTensor<D>& dst, const Loc
             float v = sp[i];
             if (std::isfinite(v)) v = v > 65504.0f ? 65504.0f : (v < -65504.0f ? -65504.0f : v);
             dp[i] = half(v);
+        }
+    } else if constexpr (std::is_same_v<S, int32_t> && std::is_same_v<D, float>) {
+        for (uint32_t i = 0; i < count; ++i) dp[i] = float(sp[i]);
+    } else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, int32_t>) {
+        // Out-of-range values saturate; CheckCastMode admits the modes below only.
+        for (uint32_t i = 0; i < count; ++i) {
+            double v = mode == RoundMode::CAST_FLOOR ? std::floor(sp[i]) : std::nearbyint(sp[i]);
+            dp[i] = v >= 2147483647.0 ? INT32_MAX : (v <= -2147483648.0 ? INT32_MIN : int32_t(v));
         }
     } else if constexpr (std::is_same_v<S, float> && std::is_same_v<D, bfloat16_t>) {
         for (uint32_t i = 0; i < count; ++i) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ge {
@@ -66,10 +67,44 @@ private:
     ge::DataType t_;
 };
 
+// The op's attrs in one index space (declaration order), each stored in its declared type as
+// metadef's RuntimeAttrs holds it: Float as float, Int as int64_t, Bool as bool, Str as NUL-terminated
+// chars. Stricter than CANN, which reinterprets the slot: reading a slot as another type gives
+// nullptr, so an adapter reading the wrong type fails its test instead of reading garbage.
 class RuntimeAttrs {
 public:
-    std::vector<float> floats;
-    template <typename T> const T* GetAttrPointer(size_t i) const { return i < floats.size() ? &floats[i] : nullptr; }
+    // Appends the attr of IR type `type` ("Float", "Int", "Bool", "Str") written as `text`;
+    // false when the text is not a value of that type.
+    bool Append(const std::string& type, const std::string& text);
+    template <typename T> const T* GetAttrPointer(size_t i) const {
+        if (i >= slots_.size()) return nullptr;
+        const Slot& s = slots_[i];
+        if constexpr (std::is_same_v<T, char>) {
+            return s.type == "Str" ? s.str.c_str() : nullptr;
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+            return s.type == "Int" ? &s.i : nullptr;
+        } else if constexpr (std::is_same_v<T, bool>) {
+            return s.type == "Bool" ? &s.b : nullptr;
+        } else {
+            static_assert(std::is_same_v<T, float>, "the stand-in holds Float, Int, Bool and Str attrs");
+            return s.type == "Float" ? &s.f : nullptr;
+        }
+    }
+    const int64_t* GetInt(size_t i) const { return GetAttrPointer<int64_t>(i); }
+    const char* GetStr(size_t i) const { return GetAttrPointer<char>(i); }
+    const float* GetFloat(size_t i) const { return GetAttrPointer<float>(i); }
+    const bool* GetBool(size_t i) const { return GetAttrPointer<bool>(i); }
+    size_t GetAttrNum() const { return slots_.size(); }
+
+private:
+    struct Slot {
+        std::string type;
+        float f = 0;
+        int64_t i = 0;
+        bool b = false;
+        std::string str;
+    };
+    std::vector<Slot> slots_;
 };
 
 class TilingContext {
@@ -102,6 +137,8 @@ public:
 class InferShapeContext {
 public:
     std::vector<Shape> inputs, outputs;
+    RuntimeAttrs attrs;
+    const RuntimeAttrs* GetAttrs() const { return &attrs; }
     const Shape* GetInputShape(size_t i) const { return i < inputs.size() ? &inputs[i] : nullptr; }
     Shape* GetOutputShape(size_t i) { return i < outputs.size() ? &outputs[i] : nullptr; }
 };
@@ -136,10 +173,12 @@ struct OpAttrDef {
     Option attrType = OPTIONAL;
     std::string type;
     double defaultValue = 0;
+    std::string stringDefault;  // type "Str" (the IR's name for a string attr)
     OpAttrDef& AttrType(Option o) { attrType = o; return *this; }
     OpAttrDef& Float(float v) { type = "Float"; defaultValue = v; return *this; }
     OpAttrDef& Int(int64_t v) { type = "Int"; defaultValue = double(v); return *this; }
     OpAttrDef& Bool(bool v) { type = "Bool"; defaultValue = v; return *this; }
+    OpAttrDef& String(const char* v) { type = "Str"; stringDefault = v; return *this; }
 };
 
 using TilingFunc = ge::graphStatus (*)(gert::TilingContext*);

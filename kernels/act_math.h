@@ -1,0 +1,204 @@
+// float32 math of the activation kernels (kernels/act_kernel.h), in vector ops only. Each form avoids
+// exp overflow and inf * 0 over the whole float range:
+//   sigmoid(a) = exp(min(a, 0)) / (1 + exp(-|a|))   (both exps in (0, 1])
+//   gelu tanh:  x * sigmoid(2u), 2u = 2*sqrt(2/pi) * x * (1 + 0.044715 x^2)   (= 0.5 x (1 + tanh u))
+//   gelu erf:   x * Phi(x), Phi(x) = h + step(x) * (1 - 2h), h = 0.5 * erfc(|x| / sqrt 2), step(x) = 1 for
+//               x > 0 (clamped x * 2^126: exactly 0 or 1 except for subnormal x, where 1 - 2h is 0),
+//               so Phi keeps its relative accuracy in the negative tail.
+//   erfc(z) = t * exp(-z^2 + P(t)), t = 1 / (1 + z/2), P of degree 9 (Numerical Recipes, 2nd ed., §6.2
+//               erfcc: fractional error < 1.2e-7 for every z >= 0).
+// Consecutive dependent vector ops are separated by PipeBarrier<PIPE_V> (twin/README.md).
+#pragma once
+#include "kernel_operator.h"
+#include "act_tiling.h"
+
+namespace airfuse_kernel {
+using namespace AscendC;
+
+// s = sigmoid(a); t is scratch. s, t and a are distinct.
+__aicore__ inline void Sigmoid(const LocalTensor<float>& s, const LocalTensor<float>& a, const LocalTensor<float>& t, uint32_t n) {
+    Mins(t, a, 0.0f, n);
+    Abs(s, a, n);
+    PipeBarrier<PIPE_V>();
+    Exp(t, t, n);
+    Muls(s, s, -1.0f, n);
+    PipeBarrier<PIPE_V>();
+    Exp(s, s, n);
+    PipeBarrier<PIPE_V>();
+    Adds(s, s, 1.0f, n);
+    PipeBarrier<PIPE_V>();
+    Div(s, t, s, n);
+    PipeBarrier<PIPE_V>();
+}
+
+// y = silu(a) * b.
+struct SiluMulMath {
+    static constexpr AirfuseActBuffers kBuffers = kSiluMulBuffers;
+    __aicore__ static inline void Compute(const LocalTensor<float> (&out)[1], const LocalTensor<float> (&in)[2], const LocalTensor<float> (&tmp)[2],
+                                          uint32_t n, const AirfuseActTilingData&) {
+        Sigmoid(tmp[0], in[0], tmp[1], n);
+        Mul(tmp[0], tmp[0], in[0], n);
+        PipeBarrier<PIPE_V>();
+        Mul(out[0], tmp[0], in[1], n);
+    }
+};
+
+// (dy, a, b) -> da = dy * b * s * (1 + a - a*s), db = dy * a * s, s = sigmoid(a).
+struct SiluMulGradMath {
+    static constexpr AirfuseActBuffers kBuffers = kSiluMulGradBuffers;
+    __aicore__ static inline void Compute(const LocalTensor<float> (&out)[2], const LocalTensor<float> (&in)[3], const LocalTensor<float> (&tmp)[3],
+                                          uint32_t n, const AirfuseActTilingData&) {
+        const LocalTensor<float>& dy = in[0];
+        const LocalTensor<float>& a = in[1];
+        const LocalTensor<float>& b = in[2];
+        Sigmoid(tmp[0], a, tmp[1], n);
+        Mul(tmp[1], a, tmp[0], n);  // silu(a)
+        PipeBarrier<PIPE_V>();
+        Mul(out[1], dy, tmp[1], n);
+        Sub(tmp[2], a, tmp[1], n);
+        PipeBarrier<PIPE_V>();
+        Adds(tmp[2], tmp[2], 1.0f, n);
+        PipeBarrier<PIPE_V>();
+        Mul(tmp[2], tmp[2], tmp[0], n);
+        PipeBarrier<PIPE_V>();
+        Mul(tmp[2], tmp[2], dy, n);
+        PipeBarrier<PIPE_V>();
+        Mul(out[0], tmp[2], b, n);
+    }
+};
+
+inline constexpr float kGeluTanhScale = 1.5957691216057308f;  // 2 * sqrt(2/pi): 0.5 * (1 + tanh(u)) = sigmoid(2u)
+inline constexpr float kGeluCubic = 0.044715f;
+
+// w = 2u = kGeluTanhScale * x * (1 + kGeluCubic * x^2); ±inf once x^2 overflows, where sigmoid is exact.
+__aicore__ inline void GeluTanhArgument(const LocalTensor<float>& w, const LocalTensor<float>& x, uint32_t n) {
+    Mul(w, x, x, n);
+    PipeBarrier<PIPE_V>();
+    Muls(w, w, kGeluCubic, n);
+    PipeBarrier<PIPE_V>();
+    Adds(w, w, 1.0f, n);
+    PipeBarrier<PIPE_V>();
+    Mul(w, w, x, n);
+    PipeBarrier<PIPE_V>();
+    Muls(w, w, kGeluTanhScale, n);
+    PipeBarrier<PIPE_V>();
+}
+
+// Phi(x) of the erf form into p; t, u scratch.
+__aicore__ inline void NormalCdf(const LocalTensor<float>& p, const LocalTensor<float>& x, const LocalTensor<float>& t, const LocalTensor<float>& u,
+                                 uint32_t n) {
+    // Numerical Recipes' erfcc coefficients, highest degree first; P(t) includes the constant term.
+    constexpr float kP[10] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
+                              -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f};
+    Abs(t, x, n);
+    Duplicate(u, 1.0f, int32_t(n));
+    PipeBarrier<PIPE_V>();
+    Muls(t, t, 0.35355339059327373f, n);  // z/2 = |x| / (2 sqrt 2)
+    PipeBarrier<PIPE_V>();
+    Adds(t, t, 1.0f, n);
+    PipeBarrier<PIPE_V>();
+    Div(t, u, t, n);  // t = 1 / (1 + z/2)
+    PipeBarrier<PIPE_V>();
+    Muls(p, t, kP[0], n);  // Horner: P = (...(kP[0] t + kP[1]) t + ...) t + kP[9]
+    for (uint32_t k = 1; k < 9; ++k) {
+        PipeBarrier<PIPE_V>();
+        Adds(p, p, kP[k], n);
+        PipeBarrier<PIPE_V>();
+        Mul(p, p, t, n);
+    }
+    PipeBarrier<PIPE_V>();
+    Adds(p, p, kP[9], n);
+    Mul(u, x, x, n);
+    PipeBarrier<PIPE_V>();
+    Muls(u, u, -0.5f, n);  // -z^2
+    PipeBarrier<PIPE_V>();
+    Add(p, p, u, n);
+    PipeBarrier<PIPE_V>();
+    Exp(p, p, n);
+    PipeBarrier<PIPE_V>();
+    Mul(p, p, t, n);  // erfc(z)
+    Muls(u, x, 8.507059173023462e37f, n);  // x * 2^126
+    PipeBarrier<PIPE_V>();
+    Muls(p, p, 0.5f, n);  // h
+    Maxs(u, u, 0.0f, n);
+    PipeBarrier<PIPE_V>();
+    Mins(u, u, 1.0f, n);  // step(x)
+    Muls(t, p, -2.0f, n);
+    PipeBarrier<PIPE_V>();
+    Adds(t, t, 1.0f, n);
+    PipeBarrier<PIPE_V>();
+    Mul(t, t, u, n);
+    PipeBarrier<PIPE_V>();
+    Add(p, p, t, n);
+    PipeBarrier<PIPE_V>();
+}
+
+// y = x * Phi(x).
+struct GeluMath {
+    static constexpr AirfuseActBuffers kBuffers = kGeluBuffers;
+    __aicore__ static inline void Compute(const LocalTensor<float> (&out)[1], const LocalTensor<float> (&in)[1], const LocalTensor<float> (&tmp)[3],
+                                          uint32_t n, const AirfuseActTilingData& t) {
+        if (t.approximate == 0) {
+            GeluTanhArgument(tmp[2], in[0], n);
+            Sigmoid(tmp[0], tmp[2], tmp[1], n);
+        } else {
+            NormalCdf(tmp[0], in[0], tmp[1], tmp[2], n);
+        }
+        Mul(out[0], tmp[0], in[0], n);
+    }
+};
+
+inline constexpr float kGeluClamp = 1.0e6f;  // beyond it the density term is exactly 0 in float32 (it underflows at |x| ~ 11)
+inline constexpr float kInvSqrt2Pi = 0.3989422804014327f;
+
+// (dy, x) -> dx = dy * (Phi(x) + x * Phi'(x)).
+struct GeluGradMath {
+    static constexpr AirfuseActBuffers kBuffers = kGeluGradBuffers;
+    __aicore__ static inline void Compute(const LocalTensor<float> (&out)[1], const LocalTensor<float> (&in)[2], const LocalTensor<float> (&tmp)[3],
+                                          uint32_t n, const AirfuseActTilingData& t) {
+        const LocalTensor<float>& dy = in[0];
+        const LocalTensor<float>& x = in[1];
+        if (t.approximate == 0) {
+            // Phi' = sigmoid(w) * (1 - sigmoid(w)) * w', w' = 2 sqrt(2/pi) (1 + 3 * 0.044715 x^2), with x clamped in
+            // x * w' so that it stays finite where sigmoid(w) * (1 - sigmoid(w)) is 0. x itself is scratch here.
+            GeluTanhArgument(tmp[2], x, n);
+            Sigmoid(tmp[0], tmp[2], tmp[1], n);
+            Maxs(tmp[1], x, -kGeluClamp, n);
+            Muls(tmp[2], tmp[0], -1.0f, n);
+            PipeBarrier<PIPE_V>();
+            Mins(tmp[1], tmp[1], kGeluClamp, n);
+            Adds(tmp[2], tmp[2], 1.0f, n);
+            PipeBarrier<PIPE_V>();
+            Mul(tmp[2], tmp[2], tmp[0], n);  // sigmoid(w) * (1 - sigmoid(w))
+            Mul(x, tmp[1], tmp[1], n);
+            PipeBarrier<PIPE_V>();
+            Muls(x, x, 3.0f * kGeluCubic, n);
+            PipeBarrier<PIPE_V>();
+            Adds(x, x, 1.0f, n);
+            PipeBarrier<PIPE_V>();
+            Muls(x, x, kGeluTanhScale, n);
+            PipeBarrier<PIPE_V>();
+            Mul(x, x, tmp[1], n);  // x * w'
+            PipeBarrier<PIPE_V>();
+            Mul(tmp[1], x, tmp[2], n);
+            PipeBarrier<PIPE_V>();
+        } else {
+            NormalCdf(tmp[0], x, tmp[1], tmp[2], n);
+            Mul(tmp[1], x, x, n);
+            PipeBarrier<PIPE_V>();
+            Muls(tmp[1], tmp[1], -0.5f, n);
+            PipeBarrier<PIPE_V>();
+            Exp(tmp[1], tmp[1], n);
+            PipeBarrier<PIPE_V>();
+            Muls(tmp[1], tmp[1], kInvSqrt2Pi, n);
+            PipeBarrier<PIPE_V>();
+            Mul(tmp[1], tmp[1], x, n);
+            PipeBarrier<PIPE_V>();
+        }
+        Add(tmp[0], tmp[0], tmp[1], n);
+        PipeBarrier<PIPE_V>();
+        Mul(out[0], tmp[0], dy, n);
+    }
+};
+
+}  // namespace airfuse_kernel

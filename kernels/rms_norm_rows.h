@@ -1,0 +1,276 @@
+// The row machinery of AirfuseRmsNorm and AirfuseAddRmsNorm: y = x * rstd * gamma with
+// rstd = 1 / sqrt(mean(x^2) + epsilon) over the last dim; with kResidual, x = x1 + x2 first (added
+// in float32, rounded once to the row dtype, written out as x; y and rstd use that rounded x).
+// Rows are split over cores; a core moves rowsPerLoop rows per step through double-buffered
+// queues (copies: gm_copy.h, per chip). Rows too long for UB are processed in column chunks in
+// two passes (sum, then scale; the residual form reads its x back from GM in pass 2).
+// All math is float32; rstd is computed on the scalar unit (vector Rsqrt is too coarse).
+#pragma once
+#include "gm_copy.h"
+#include "rms_norm_tiling.h"
+
+namespace airfuse_kernel {
+
+template <typename T, typename G, bool kResidual> class RmsNormRows {
+public:
+    // x2 and xOut are used only with kResidual (x is then x1).
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR x2, GM_ADDR gamma, GM_ADDR y, GM_ADDR rstd, GM_ADDR xOut, const AirfuseRmsNormTilingData& t) {
+        t_ = t;
+        rows_ = MyRows(t.rowsPerCore, t.rowsRemainder, t.rowCores);
+        bool aligned = t.alignedCopy != 0;
+        mover_ = Mover{aligned, aligned && t.numCols < kBlock<T>, kBlock<T>};
+        uint64_t d = t.numCols;
+        uint32_t tile = t.rowsPerLoop * t.rowStride * sizeof(T);
+        // Reads may run past this core's rows (whole blocks of short rows), never past x's end.
+        xGm_.SetGlobalBuffer((__gm__ T*)x + rows_.start * d, (t.numRows - rows_.start) * d);
+        yGm_.SetGlobalBuffer((__gm__ T*)y + rows_.start * d, rows_.count * d);
+        rstdGm_.SetGlobalBuffer((__gm__ float*)rstd + rows_.start, rows_.count);
+        gammaGm_.SetGlobalBuffer((__gm__ G*)gamma, d);
+        pipe_.InitBuffer(xQue_, t.bufferNum, tile);
+        pipe_.InitBuffer(yQue_, t.bufferNum, tile);
+        if constexpr (kResidual) {
+            x2Gm_.SetGlobalBuffer((__gm__ T*)x2 + rows_.start * d, (t.numRows - rows_.start) * d);
+            xOutGm_.SetGlobalBuffer((__gm__ T*)xOut + rows_.start * d, rows_.count * d);
+            pipe_.InitBuffer(x2Que_, t.bufferNum, tile);
+            pipe_.InitBuffer(xOutQue_, t.bufferNum, tile);
+            if constexpr (!kIsFloat<T>) pipe_.InitBuffer(work2_, t.floatCols * sizeof(float));
+        }
+        if (aligned) {
+            pipe_.InitBuffer(rstdStage_, t.rstdStageBytes);
+        } else {
+            pipe_.InitBuffer(rstdQue_, t.bufferNum, t.rowsPerLoop * sizeof(float));
+        }
+        pipe_.InitBuffer(work_, t.floatCols * sizeof(float));
+        pipe_.InitBuffer(gammaF_, t.floatCols * sizeof(float));
+        pipe_.InitBuffer(red_, 32 + t.reduceTmpBytes);
+        if (t.colsPerChunk < t.numCols) pipe_.InitBuffer(gQue_, t.bufferNum, t.floatCols * sizeof(G));
+        if (t.outStageBytes) pipe_.InitBuffer(yStage_, t.outStageBytes);
+        if (kResidual && t.outStageBytes) pipe_.InitBuffer(xStage_, t.outStageBytes);
+    }
+
+    __aicore__ inline void Process() {
+        if (rows_.count == 0) return;
+        if (mover_.aligned) rstdOut_.Init(rstdGm_, rstdStage_.Get<float>());
+        if (mover_.natural) yOut_.Init(yGm_, yStage_.Get<T>());
+        if (kResidual && mover_.natural) xOut_.Init(xOutGm_, xStage_.Get<T>());
+        if (t_.colsPerChunk == t_.numCols) {
+            ProcessResident();
+        } else {
+            for (uint32_t i = 0; i < rows_.count; ++i) ProcessSplitRow(i);
+        }
+        if (mover_.aligned) rstdOut_.Finish();
+        if (mover_.natural) yOut_.Finish();
+        if (kResidual && mover_.natural) xOut_.Finish();
+    }
+
+private:
+    // gamma is read once per core and kept in UB as float.
+    __aicore__ inline void ProcessResident() {
+        uint32_t d = t_.numCols, span = mover_.Span(d);
+        LocalTensor<float> g = gammaF_.Get<float>();
+        mover_.InAsFloat(g, work_.Get<G>(), gammaGm_, d);
+        for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
+            uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
+            LocalTensor<T> x = RowsIn(xQue_, xGm_, done, n);
+            LocalTensor<T> x2, sum;
+            if constexpr (kResidual) {
+                x2 = RowsIn(x2Que_, x2Gm_, done, n);
+                sum = xOutQue_.AllocTensor<T>();
+                for (uint32_t i = 0; i < n; ++i) AddRounded(sum[i * t_.rowStride], x[i * t_.rowStride], x2[i * t_.rowStride], span);
+            }
+            const LocalTensor<T>& normed = kResidual ? sum : x;
+            LocalTensor<T> y = yQue_.AllocTensor<T>();
+            LocalTensor<float> r;
+            if (!mover_.aligned) r = rstdQue_.AllocTensor<float>();
+            for (uint32_t i = 0; i < n; ++i) {
+                float rv = Rstd(SumSquares(normed[i * t_.rowStride], d));
+                Scale(normed[i * t_.rowStride], y[i * t_.rowStride], g, rv, span);
+                if (mover_.aligned) {
+                    rstdOut_.Put(rv);
+                } else {
+                    r.SetValue(i, rv);
+                }
+            }
+            xQue_.FreeTensor(x);
+            if constexpr (kResidual) {
+                x2Que_.FreeTensor(x2);
+                RowsOut(xOutQue_, sum, xOutGm_, xOut_, done, n);
+            }
+            if (!mover_.aligned) CopyOutRstd(r, done, n);
+            RowsOut(yQue_, y, yGm_, yOut_, done, n);
+        }
+    }
+
+    __aicore__ inline LocalTensor<T> RowsIn(TQue<QuePosition::VECIN, 1>& que, const GlobalTensor<T>& gm, uint32_t first, uint32_t n) {
+        LocalTensor<T> x = que.AllocTensor<T>();
+        mover_.RowsIn(x, gm, uint64_t(first) * t_.numCols, n, t_.numCols, t_.rowStride);
+        que.EnQue(x);
+        return que.DeQue<T>();
+    }
+
+    // Stores n rows computed into `rows` (a buffer of `que`, which it frees), through `stream` on
+    // 310P when rows are under 32 B.
+    __aicore__ inline void RowsOut(TQue<QuePosition::VECOUT, 1>& que, LocalTensor<T>& rows, const GlobalTensor<T>& gm, GmStream<T>& stream,
+                                   uint32_t first, uint32_t n) {
+        que.EnQue(rows);
+        rows = que.DeQue<T>();
+        if (mover_.natural) {
+            stream.PutRows(rows, n, t_.numCols, t_.rowStride);
+        } else {
+            mover_.RowsOut(gm, rows, uint64_t(first) * t_.numCols, n, t_.numCols, t_.rowStride);
+        }
+        que.FreeTensor(rows);
+    }
+
+    // sum = x1 + x2 in float32, rounded once to T (the residual stream's dtype).
+    __aicore__ inline void AddRounded(const LocalTensor<T>& sum, const LocalTensor<T>& x1, const LocalTensor<T>& x2, uint32_t n) {
+        if constexpr (kIsFloat<T>) {
+            Add(sum, x1, x2, n);
+        } else {
+            LocalTensor<float> a = work_.Get<float>(), b = work2_.Get<float>();
+            Cast(a, x1, RoundMode::CAST_NONE, n);
+            Cast(b, x2, RoundMode::CAST_NONE, n);
+            PipeBarrier<PIPE_V>();
+            Add(a, a, b, n);
+            PipeBarrier<PIPE_V>();
+            FromFloat(sum, a, n);
+        }
+        PipeBarrier<PIPE_V>();  // the sum is read next, and work_ overwritten
+    }
+
+    // A row longer than UB: pass 1 sums x^2 chunk by chunk (the residual form also adds and
+    // stores x), pass 2 re-reads x and gamma and scales.
+    __aicore__ inline void ProcessSplitRow(uint32_t row) {
+        uint32_t d = t_.numCols, c = t_.colsPerChunk;
+        uint64_t base = uint64_t(row) * d;
+        float s = 0.0f;
+        for (uint32_t c0 = 0; c0 < d; c0 += c) {
+            uint32_t n = d - c0 < c ? d - c0 : c;
+            LocalTensor<T> x = CopyInChunk(xQue_, xGm_, base + c0, n);
+            if constexpr (kResidual) {
+                LocalTensor<T> x2 = CopyInChunk(x2Que_, x2Gm_, base + c0, n);
+                LocalTensor<T> sum = xOutQue_.AllocTensor<T>();
+                AddRounded(sum, x, x2, mover_.Span(n));
+                x2Que_.FreeTensor(x2);
+                s += SumSquares(sum, n);
+                xOutQue_.EnQue(sum);
+                sum = xOutQue_.DeQue<T>();
+                mover_.Out(xOutGm_, sum, base + c0, n);
+                xOutQue_.FreeTensor(sum);
+            } else {
+                s += SumSquares(x, n);
+            }
+            xQue_.FreeTensor(x);
+        }
+        if constexpr (kResidual) {
+            // Pass 2 loads the x this core just stored.
+            int32_t eventMTE3MTE2 = GetTPipePtr()->FetchEventID(HardEvent::MTE3_MTE2);
+            SetFlag<HardEvent::MTE3_MTE2>(eventMTE3MTE2);
+            WaitFlag<HardEvent::MTE3_MTE2>(eventMTE3MTE2);
+        }
+        const GlobalTensor<T>& normed = kResidual ? xOutGm_ : xGm_;
+        float rv = Rstd(s);
+        for (uint32_t c0 = 0; c0 < d; c0 += c) {
+            uint32_t n = d - c0 < c ? d - c0 : c;
+            LocalTensor<T> x = CopyInChunk(xQue_, normed, base + c0, n);
+            LocalTensor<G> gq = gQue_.AllocTensor<G>();
+            mover_.In(gq, gammaGm_, c0, n);
+            gQue_.EnQue(gq);
+            gq = gQue_.DeQue<G>();
+            LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), mover_.Span(n));
+            LocalTensor<T> y = yQue_.AllocTensor<T>();
+            Scale(x, y, g, rv, mover_.Span(n));
+            xQue_.FreeTensor(x);
+            gQue_.FreeTensor(gq);
+            yQue_.EnQue(y);
+            y = yQue_.DeQue<T>();
+            mover_.Out(yGm_, y, base + c0, n);
+            yQue_.FreeTensor(y);
+        }
+        if (mover_.aligned) {
+            rstdOut_.Put(rv);
+            return;
+        }
+        LocalTensor<float> r = rstdQue_.AllocTensor<float>();
+        r.SetValue(0, rv);
+        CopyOutRstd(r, row, 1);
+    }
+
+    __aicore__ inline LocalTensor<T> CopyInChunk(TQue<QuePosition::VECIN, 1>& que, const GlobalTensor<T>& gm, uint64_t offset, uint32_t n) {
+        LocalTensor<T> x = que.AllocTensor<T>();
+        mover_.In(x, gm, offset, n);
+        que.EnQue(x);
+        return que.DeQue<T>();
+    }
+
+    // rstd values were written by the scalar unit: order them before MTE3 reads them (910B; on
+    // 310P they leave through rstdOut_).
+    __aicore__ inline void CopyOutRstd(LocalTensor<float>& r, uint32_t first, uint32_t n) {
+        int32_t eventSMTE3 = GetTPipePtr()->FetchEventID(HardEvent::S_MTE3);
+        SetFlag<HardEvent::S_MTE3>(eventSMTE3);
+        WaitFlag<HardEvent::S_MTE3>(eventSMTE3);
+        rstdQue_.EnQue(r);
+        r = rstdQue_.DeQue<float>();
+        mover_.Out(rstdGm_, r, first, n);
+        rstdQue_.FreeTensor(r);
+    }
+
+    // Sum of x^2 over n elements held in the mover's layout (its repeated window head zeroed).
+    __aicore__ inline float SumSquares(const LocalTensor<T>& x, uint32_t n) {
+        uint32_t span = mover_.Span(n);
+        LocalTensor<float> w = work_.Get<float>();
+        LocalTensor<float> xf = AsFloat(x, w, span);
+        Mul(w, xf, xf, span);
+        PipeBarrier<PIPE_V>();
+        mover_.ZeroRepeat(w, n);
+        LocalTensor<float> dst = red_.Get<float>(8);
+        ReduceSum(dst, w, red_.GetWithOffset<float>(t_.reduceTmpBytes / sizeof(float), 32), span);
+        return ReadScalar(dst);
+    }
+
+    __aicore__ inline float Rstd(float sumSquares) const { return 1.0f / sqrt(sumSquares * t_.avgFactor + t_.epsilon); }
+
+    __aicore__ inline void Scale(const LocalTensor<T>& x, const LocalTensor<T>& y, const LocalTensor<float>& g, float rv, uint32_t n) {
+        LocalTensor<float> w = work_.Get<float>();
+        LocalTensor<float> xf = AsFloat(x, w, n);
+        LocalTensor<float> out = w;
+        if constexpr (kIsFloat<T>) out = y;
+        Muls(out, xf, rv, n);
+        PipeBarrier<PIPE_V>();
+        Mul(out, out, g, n);
+        if constexpr (!kIsFloat<T>) {
+            PipeBarrier<PIPE_V>();
+            FromFloat(y, out, n);
+        }
+        PipeBarrier<PIPE_V>();  // the next row's first vector op overwrites work_
+    }
+
+    AirfuseRmsNormTilingData t_;
+    RowRange rows_;
+    Mover mover_{};
+    GmStream<float> rstdOut_;
+    GmStream<T> yOut_;
+    GmStream<T> xOut_;
+    TPipe pipe_;
+    TQue<QuePosition::VECIN, 1> xQue_;
+    TQue<QuePosition::VECIN, 1> x2Que_;
+    TQue<QuePosition::VECOUT, 1> xOutQue_;
+    TQue<QuePosition::VECIN, 1> gQue_;
+    TQue<QuePosition::VECOUT, 1> yQue_;
+    TQue<QuePosition::VECOUT, 1> rstdQue_;
+    TBuf<TPosition::VECCALC> work_;
+    TBuf<TPosition::VECCALC> work2_;
+    TBuf<TPosition::VECCALC> gammaF_;
+    TBuf<TPosition::VECCALC> red_;
+    TBuf<TPosition::VECOUT> rstdStage_;
+    TBuf<TPosition::VECOUT> yStage_;
+    TBuf<TPosition::VECOUT> xStage_;
+    GlobalTensor<T> xGm_;
+    GlobalTensor<T> x2Gm_;
+    GlobalTensor<T> xOutGm_;
+    GlobalTensor<T> yGm_;
+    GlobalTensor<float> rstdGm_;
+    GlobalTensor<G> gammaGm_;
+};
+
+}  // namespace airfuse_kernel

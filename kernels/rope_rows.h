@@ -1,0 +1,290 @@
+// The row machinery of AirfuseRope and AirfuseRopeGrad over the last dim D:
+//   forward   y  = x * cos + rotate(x) * sin
+//   backward  dx = dy * cos - rotate(dy * sin)       (rotate's transpose is -rotate)
+// rotate is one Gather per row from [v | -v] (v and its negation in one float32 buffer, the
+// negation at a 32 B-aligned offset N): with k = D/2 ("half") or 1 ("interleave") and p(j) the
+// side of j's pair (floor(j/k) - 2 floor(j/2k)), rotate(v)[j] = -v[j + k] when p = 0 and
+// v[j - k] when p = 1, i.e. element (N + j + k) - p (N + 2k) of the buffer. The byte offsets are
+// built once per core with vector ops (CreateVecIndex, Div, floor Casts).
+// Work items are (table row t, x row g of t's broadcast group) in t-major order (rope_tiling.h):
+// a core loads each cos/sin slice once for all its rows of that group, and moves the group's
+// rows in runs along the innermost broadcast dim (one strided copy per run). Without broadcast
+// (one x row per table row) x and the tables move in batches of rows alike.
+// All math is float32, each product rounded as the CPU kernels round it.
+#pragma once
+#include "gm_copy.h"
+#include "rope_tiling.h"
+
+namespace airfuse_kernel {
+
+template <typename T, typename C, bool kBackward> class RopeRows {
+public:
+    __aicore__ inline void Init(GM_ADDR x, GM_ADDR cos, GM_ADDR sin, GM_ADDR y, const AirfuseRopeTilingData& t) {
+        t_ = t;
+        uint64_t b = uint64_t(GetBlockIdx());
+        if (b < t.rowCores) {
+            first_ = b * t.itemsPerCore + (b < t.itemsRemainder ? b : t.itemsRemainder);
+            count_ = t.itemsPerCore + (b < t.itemsRemainder ? 1 : 0);
+        }
+        uint64_t d = t.headDim, rows = t.tableRows * t.groupRows;
+        shared_ = t.groupRows > 1;
+        tableStride_ = RoundUpTo(t.headDim, kBlock<C>);
+        uint32_t tableRows = shared_ ? 1 : t.rowsPerLoop;
+        xGm_.SetGlobalBuffer((__gm__ T*)x, rows * d);
+        yGm_.SetGlobalBuffer((__gm__ T*)y, rows * d);
+        cosGm_.SetGlobalBuffer((__gm__ C*)cos, t.tableRows * d);
+        sinGm_.SetGlobalBuffer((__gm__ C*)sin, t.tableRows * d);
+        pipe_.InitBuffer(xQue_, t.bufferNum, t.rowsPerLoop * t.rowStride * sizeof(T));
+        pipe_.InitBuffer(yQue_, t.bufferNum, t.rowsPerLoop * t.rowStride * sizeof(T));
+        pipe_.InitBuffer(cosQue_, t.bufferNum, tableRows * tableStride_ * sizeof(C));
+        pipe_.InitBuffer(sinQue_, t.bufferNum, tableRows * tableStride_ * sizeof(C));
+        pipe_.InitBuffer(ext_, 2 * t.rowStride * sizeof(float));
+        pipe_.InitBuffer(rot_, t.rowStride * sizeof(float));
+        pipe_.InitBuffer(acc_, t.rowStride * sizeof(float));
+        pipe_.InitBuffer(offsets_, t.rowStride * sizeof(uint32_t));
+        if constexpr (!kIsFloat<C>) {
+            pipe_.InitBuffer(cosF_, tableRows * tableStride_ * sizeof(float));
+            pipe_.InitBuffer(sinF_, tableRows * tableStride_ * sizeof(float));
+        }
+    }
+
+    __aicore__ inline void Process() {
+        if (count_ == 0) return;
+        BuildOffsets();
+        uint64_t end = first_ + count_;
+        bool loaded = false;
+        uint64_t loadedRow = 0;
+        for (uint64_t i = first_; i < end;) {
+            uint64_t t = i / t_.groupRows, left = end - i;
+            uint32_t n = left < t_.rowsPerLoop ? uint32_t(left) : t_.rowsPerLoop;
+            uint64_t row = i, step = 1;  // without broadcast x row i uses table row i
+            if (shared_) {
+                uint64_t runLeft;
+                FirstRow(t, i % t_.groupRows, row, step, runLeft);
+                if (runLeft < n) n = uint32_t(runLeft);
+                if (loaded && loadedRow != t) FreeTables();
+                if (!loaded || loadedRow != t) LoadTables(t, 1);
+                loaded = true;
+                loadedRow = t;
+            } else {
+                LoadTables(t, n);
+            }
+            ProcessRows(row, step, n);
+            if (!shared_) FreeTables();
+            i += n;
+        }
+        if (loaded) FreeTables();
+    }
+
+private:
+    // x row of item (t, g) and the run of rows after it along the innermost broadcast dim: the
+    // stride between them and how many (it included) stay inside that dim.
+    __aicore__ inline void FirstRow(uint64_t t, uint64_t g, uint64_t& row, uint64_t& step, uint64_t& runLeft) const {
+        row = 0;
+        bool inner = true;
+        for (uint32_t k = t_.numDims; k-- > 0;) {
+            uint64_t size = t_.dimSize[k], idx;
+            if (t_.dimBroadcast[k]) {
+                idx = g % size;
+                g /= size;
+                if (inner) {
+                    step = t_.dimStride[k];
+                    runLeft = size - idx;
+                    inner = false;
+                }
+            } else {
+                idx = t % size;
+                t /= size;
+            }
+            row += idx * t_.dimStride[k];
+        }
+    }
+
+    // rotate's byte offsets into [v | -v] (see the file comment), from vector ops only.
+    __aicore__ inline void BuildOffsets() {
+        uint32_t d = t_.headDim, n = t_.rowStride;
+        float k = float(t_.rotateStep);
+        LocalTensor<float> idx = acc_.Get<float>(), divisor = rot_.Get<float>();
+        LocalTensor<float> side = ext_.Get<float>(), pairs = ext_.Get<float>()[n];
+        LocalTensor<int32_t> whole = offsets_.Get<int32_t>();
+        // Gather reads its source whole: the padding after v and after -v is never written again.
+        Duplicate(ext_.Get<float>(), 0.0f, int32_t(2 * n));
+        CreateVecIndex(idx, 0.0f, d);
+        Duplicate(divisor, k, d);
+        PipeBarrier<PIPE_V>();
+        Floor(side, idx, divisor, whole, d);  // floor(j / k)
+        Duplicate(divisor, 2.0f * k, d);
+        PipeBarrier<PIPE_V>();
+        Floor(pairs, idx, divisor, whole, d);  // floor(j / 2k)
+        Muls(pairs, pairs, 2.0f, d);
+        PipeBarrier<PIPE_V>();
+        Sub(side, side, pairs, d);  // p(j)
+        PipeBarrier<PIPE_V>();
+        Muls(side, side, -float(n + 2 * t_.rotateStep), d);
+        PipeBarrier<PIPE_V>();
+        Adds(side, side, float(n + t_.rotateStep), d);
+        PipeBarrier<PIPE_V>();
+        Add(side, side, idx, d);
+        PipeBarrier<PIPE_V>();
+        Muls(side, side, float(sizeof(float)), d);
+        PipeBarrier<PIPE_V>();
+        Cast(whole, side, RoundMode::CAST_RINT, d);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // dst = floor(a / b), exact for the small integers here (IEEE division, then a floor Cast).
+    __aicore__ inline void Floor(const LocalTensor<float>& dst, const LocalTensor<float>& a, const LocalTensor<float>& b,
+                                 const LocalTensor<int32_t>& scratch, uint32_t d) {
+        Div(dst, a, b, d);
+        PipeBarrier<PIPE_V>();
+        Cast(scratch, dst, RoundMode::CAST_FLOOR, d);
+        PipeBarrier<PIPE_V>();
+        Cast(dst, scratch, RoundMode::CAST_NONE, d);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // cos/sin rows t.. (`rows` of them), kept as float32 until FreeTables.
+    __aicore__ inline void LoadTables(uint64_t t, uint32_t rows) {
+        cosTile_ = LoadTable(cosQue_, cosGm_, t, rows);
+        sinTile_ = LoadTable(sinQue_, sinGm_, t, rows);
+        uint32_t span = rows * tableStride_;
+        if constexpr (kIsFloat<C>) {
+            cos_ = cosTile_;
+            sin_ = sinTile_;
+        } else {
+            cos_ = AsFloat(cosTile_, cosF_.Get<float>(), span);
+            sin_ = AsFloat(sinTile_, sinF_.Get<float>(), span);
+        }
+    }
+
+    __aicore__ inline LocalTensor<C> LoadTable(TQue<QuePosition::VECIN, 1>& que, const GlobalTensor<C>& gm, uint64_t t, uint32_t rows) {
+        LocalTensor<C> tile = que.AllocTensor<C>();
+        uint32_t d = t_.headDim;
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        if (!t_.alignedCopy) {
+            PadIn(tile, gm, t * d, rows, d);
+        } else
+#endif
+        {
+            DataCopy(tile, gm[t * d], rows * d);  // 310P: d is whole blocks (tiling), rows dense
+        }
+        que.EnQue(tile);
+        return que.DeQue<C>();
+    }
+
+    __aicore__ inline void FreeTables() {
+        cosQue_.FreeTensor(cosTile_);
+        sinQue_.FreeTensor(sinTile_);
+    }
+
+    // n x rows from `row`, `step` rows apart in GM, through the queues.
+    __aicore__ inline void ProcessRows(uint64_t row, uint64_t step, uint32_t n) {
+        LocalTensor<T> x = xQue_.AllocTensor<T>();
+        CopyRows(x, row, step, n);
+        xQue_.EnQue(x);
+        x = xQue_.DeQue<T>();
+        LocalTensor<T> y = yQue_.AllocTensor<T>();
+        for (uint32_t r = 0; r < n; ++r) {
+            uint32_t table = shared_ ? 0 : r * tableStride_;
+            Row(x[r * t_.rowStride], y[r * t_.rowStride], cos_[table], sin_[table]);
+        }
+        xQue_.FreeTensor(x);
+        yQue_.EnQue(y);
+        y = yQue_.DeQue<T>();
+        StoreRows(y, row, step, n);
+        yQue_.FreeTensor(y);
+    }
+
+    __aicore__ inline void Row(const LocalTensor<T>& x, const LocalTensor<T>& y, const LocalTensor<float>& c, const LocalTensor<float>& s) {
+        uint32_t d = t_.headDim;
+        LocalTensor<float> ext = ext_.Get<float>(), neg = ext[t_.rowStride], rot = rot_.Get<float>(), acc = acc_.Get<float>();
+        LocalTensor<uint32_t> offsets = offsets_.Get<uint32_t>();
+        if constexpr (kBackward) {
+            LocalTensor<float> dy = AsFloat(x, rot, d);
+            Mul(acc, dy, c, d);
+            Mul(ext, dy, s, d);
+            PipeBarrier<PIPE_V>();
+            Muls(neg, ext, -1.0f, d);
+            PipeBarrier<PIPE_V>();
+            Gather(rot, ext, offsets, 0, d);
+            PipeBarrier<PIPE_V>();
+            Sub(Result(y, acc), acc, rot, d);
+        } else {
+            if constexpr (kIsFloat<T>) {
+                Muls(ext, x, 1.0f, d);  // v must sit in front of -v in one buffer
+            } else {
+                Cast(ext, x, RoundMode::CAST_NONE, d);
+            }
+            PipeBarrier<PIPE_V>();
+            Mul(acc, ext, c, d);
+            Muls(neg, ext, -1.0f, d);
+            PipeBarrier<PIPE_V>();
+            Gather(rot, ext, offsets, 0, d);
+            PipeBarrier<PIPE_V>();
+            Mul(rot, rot, s, d);
+            PipeBarrier<PIPE_V>();
+            Add(Result(y, acc), acc, rot, d);
+        }
+        if constexpr (!kIsFloat<T>) {
+            PipeBarrier<PIPE_V>();
+            FromFloat(y, acc, d);
+        }
+        PipeBarrier<PIPE_V>();  // the next row overwrites ext_, rot_ and acc_
+    }
+
+    // Where the float32 result goes: y itself for float rows, else acc (then cast into y).
+    __aicore__ inline LocalTensor<float> Result(const LocalTensor<T>& y, const LocalTensor<float>& acc) const {
+        if constexpr (kIsFloat<T>) {
+            return y;
+        } else {
+            return acc;
+        }
+    }
+
+    __aicore__ inline void CopyRows(const LocalTensor<T>& ub, uint64_t row, uint64_t step, uint32_t n) {
+        uint32_t d = t_.headDim;
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        if (!t_.alignedCopy) {
+            DataCopyPad(ub, xGm_[row * d], DataCopyExtParams(uint16_t(n), d * sizeof(T), uint32_t((step - 1) * d * sizeof(T)), 0, 0),
+                        DataCopyPadExtParams<T>());
+            return;
+        }
+#endif
+        for (uint32_t r = 0; r < n; ++r) DataCopy(ub[r * t_.rowStride], xGm_[(row + r * step) * d], d);
+    }
+
+    __aicore__ inline void StoreRows(const LocalTensor<T>& ub, uint64_t row, uint64_t step, uint32_t n) {
+        uint32_t d = t_.headDim;
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        if (!t_.alignedCopy) {
+            DataCopyPad(yGm_[row * d], ub, DataCopyExtParams(uint16_t(n), d * sizeof(T), 0, uint32_t((step - 1) * d * sizeof(T)), 0));
+            return;
+        }
+#endif
+        for (uint32_t r = 0; r < n; ++r) DataCopy(yGm_[(row + r * step) * d], ub[r * t_.rowStride], d);
+    }
+
+    AirfuseRopeTilingData t_;
+    uint64_t first_ = 0, count_ = 0;
+    bool shared_ = false;
+    uint32_t tableStride_ = 0;
+    TPipe pipe_;
+    TQue<QuePosition::VECIN, 1> xQue_;
+    TQue<QuePosition::VECIN, 1> cosQue_;
+    TQue<QuePosition::VECIN, 1> sinQue_;
+    TQue<QuePosition::VECOUT, 1> yQue_;
+    TBuf<TPosition::VECCALC> ext_;
+    TBuf<TPosition::VECCALC> rot_;
+    TBuf<TPosition::VECCALC> acc_;
+    TBuf<TPosition::VECCALC> offsets_;
+    TBuf<TPosition::VECCALC> cosF_;
+    TBuf<TPosition::VECCALC> sinF_;
+    LocalTensor<C> cosTile_, sinTile_;
+    LocalTensor<float> cos_, sin_;
+    GlobalTensor<T> xGm_;
+    GlobalTensor<T> yGm_;
+    GlobalTensor<C> cosGm_;
+    GlobalTensor<C> sinGm_;
+};
+
+}  // namespace airfuse_kernel
