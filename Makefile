@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.airfuse-installed
 
-.PHONY: test demo fuzz setup clean
+.PHONY: test demo fuzz hf-matrix setup clean
 
 test: setup twin
 	$(PY) -m pytest -q tests
@@ -18,6 +18,11 @@ demo: setup
 # The cross-layer property harness (tests/property) with 1,000 examples per op; `make test` runs a few.
 fuzz: setup twin
 	AIRFUSE_PROPERTY_EXAMPLES=1000 $(PY) -m pytest -q tests/property
+
+# Hugging Face models compiled vs eager over the whole cross product of family, attention, dtype,
+# KV cache and static/dynamic (`make test` covers each axis per family); about 10x its time.
+hf-matrix: setup twin
+	AIRFUSE_HF_MATRIX=full $(PY) -m pytest -q tests/graph/test_hf_models.py
 
 # The CPU twin of the Ascend C kernels (build/libairfuse_twin.so), the NPU eager binding and the
 # emulated NPU that tests it (csrc/npu/binding.cmake); incremental after the first run.
