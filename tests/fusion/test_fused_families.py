@@ -67,6 +67,20 @@ def test_fuse_on_the_unpatched_model_places_what_patch_places(family):
     assert backward and all(t.endswith("Grad") for t in backward)
 
 
+@pytest.mark.parametrize("family, attention", [("phi3", "eager"), ("llama", "sdpa")])
+def test_fused_graph_moves_no_more_bytes_than_the_patched_one(family, attention):
+    """Forward graphs: the unpatched model with fuse=True against the patched one as TorchAir builds
+    it: the same matmuls, no more modeled non-matmul HBM bytes. Phi-3 concatenates an empty tensor
+    after its RoPE; with SDPA (decomposed offline) a ``.contiguous()`` decides o_proj's matmul."""
+    model = tiny_model(family, layers=1, attention=attention).requires_grad_(False)
+    fused = airfuse.capture_ge_graph(model, token_ids())
+    patched = airfuse.capture_ge_graph(airfuse.patch(copy.deepcopy(model)), token_ids(), fuse=False)
+    fused_bytes, patched_bytes = fused.hbm_traffic(), patched.hbm_traffic()
+    assert fused.node_counts()["matmul"] == patched.node_counts()["matmul"]
+    assert fused_bytes.matmul_bytes == patched_bytes.matmul_bytes
+    assert fused_bytes.non_matmul_bytes <= patched_bytes.non_matmul_bytes
+
+
 def _relative_errors(got, want):
     assert len(got) == len(want) > 1
     return [((a - e).abs().max() / e.abs().max().clamp_min(1e-30)).item() for a, e in zip(got, want, strict=True)]
