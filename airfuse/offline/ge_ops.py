@@ -325,8 +325,10 @@ def _param(param, default, x, norm_shape, name):
 
 
 def layer_norm_v4(node, x, normalized_shape, gamma, beta):
-    # GE's mean and rstd are float32 whatever x's dtype, shaped [A..., 1, ..., 1] (one 1 per
-    # normalized dim), as the forward saves them for LayerNormGradV3.
+    # GE's mean and rstd are float32 whatever x's dtype (ops-nn's LayerNormV4 OpDef), shaped
+    # [A..., 1, ..., 1] (one 1 per normalized dim), as the forward saves them for LayerNormGradV3.
+    # torch types them float32 on an NPU too, but x's dtype on the CPU: offline, TorchAir declares a
+    # half-precision x's statistics in its dtype, and the executor's descriptor check refuses the node.
     norm_shape = _ints(normalized_shape, "normalized_shape")
     keep = _norm_split(x, len(norm_shape), "x")
     _check(list(x.shape[keep:]) == norm_shape, f"normalized_shape {norm_shape} must end x's shape {list(x.shape)}")
