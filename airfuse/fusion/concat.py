@@ -16,7 +16,8 @@ aten = torch.ops.aten
 def drop_empty_concat_operands(gm: torch.fx.GraphModule) -> int:
     """Remove the operands of ``aten.cat`` that are empty along the concatenated dim, unless the
     result's dtype came from one of them (cat promotes over all operands); a concatenation left with
-    one operand becomes that operand when nothing else reads it (so no alias can be seen).
+    one operand becomes that operand when nothing else reads it and an op made it afresh, no view or
+    input (so no alias can be seen, nor a later in-place op reach another tensor).
     Returns how many concatenations were changed."""
     changed = 0
     for cat in list(gm.graph.find_nodes(op="call_function", target=aten.cat.default)):
@@ -29,7 +30,7 @@ def drop_empty_concat_operands(gm: torch.fx.GraphModule) -> int:
             continue
         if functools.reduce(torch.promote_types, (t.meta["val"].dtype for t in kept)) != result.dtype:
             continue
-        if len(kept) == 1 and len(kept[0].users) == 1:
+        if len(kept) == 1 and len(kept[0].users) == 1 and _is_fresh(kept[0]):
             cat.replace_all_uses_with(kept[0])
             gm.graph.erase_node(cat)
         else:
@@ -44,3 +45,10 @@ def drop_empty_concat_operands(gm: torch.fx.GraphModule) -> int:
 def _empty_along(value, dim, rank) -> bool:
     # torch.cat also skips 1-D tensors of shape [0] whatever the others' rank.
     return tuple(value.shape) == (0,) or (value.dim() == rank and value.shape[dim] == 0)
+
+
+def _is_fresh(node) -> bool:
+    """The node's tensor is new memory: an op whose schema returns no alias of its inputs (make_fx's
+    fake values do not say whether they are views)."""
+    schema = getattr(node.target, "_schema", None) if node.op == "call_function" else None
+    return schema is not None and len(schema.returns) == 1 and schema.returns[0].alias_info is None

@@ -362,3 +362,14 @@ def test_contiguous_is_kept_for_aot_autograd_to_decide():
     x = torch.randn(2, 4, 3).transpose(1, 2)  # its transpose is contiguous
     _, backend = fused_ops(transposed_copy, x)
     assert "aten.contiguous.default" in backend.aten_ops()
+
+
+def concat_of_a_view(x, empty):
+    y = torch.cat([x.t(), empty], 0)
+    return y.add_(1), x
+
+
+def test_concat_of_a_view_stays_a_copy():
+    """The concatenation copies: an in-place op on it must not reach the tensor it was a view of."""
+    _, backend = fused_ops(concat_of_a_view, torch.randn(3, 4), torch.empty(0, 3))
+    assert "aten.cat.default" in backend.aten_ops()
