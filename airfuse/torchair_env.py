@@ -76,6 +76,13 @@ def default_decompositions() -> dict:
 
     - ``aten.silu_backward``: TorchAir 2.13 has no converter for it (training any SiLU model,
       Llama/Mistral/Qwen/..., fails without it), on an NPU host as offline.
+    - ``aten.slice_backward`` with a negative start or end: TorchAir 2.13's converter takes them
+      modulo the dim's size where aten adds the size and clamps to [0, size], so a slice starting
+      before the dim's start (``x[:, -15:]`` of 7 positions, as Hugging Face's sliding-window cache
+      keeps the last ``sliding_window - 1`` keys) gets a gradient 6 positions too long, which GE's
+      next node refuses (Gemma2/3 training with a window longer than the sequence).
+      ``_slice_backward_bounds_in_range`` passes them as aten means them (and the end of a
+      stepped slice with a symbolic size, which the converter cannot cast); other slices are untouched.
     - Offline only, ``aten._scaled_dot_product_flash_attention_for_cpu`` and its backward
       (``airfuse.offline.cpu_sdpa``): Dynamo traces ``F.scaled_dot_product_attention`` on CPU
       tensors to them, and TorchAir has no converters. On an NPU host torch_npu routes SDPA to its
@@ -84,6 +91,7 @@ def default_decompositions() -> dict:
     """
     import_torchair()
     table = get_decompositions([torch.ops.aten.silu_backward])
+    table[torch.ops.aten.slice_backward.default] = _slice_backward_bounds_in_range
     if is_offline():
         table.update(cpu_sdpa.decompositions())
     return table
@@ -106,3 +114,25 @@ def get_npu_backend(compiler_config=None, *, custom_decompositions=None, fuse=Tr
     from .fusion import fusing
 
     return fusing(backend)
+
+
+def _slice_backward_bounds_in_range(grad_output, input_sizes, dim, start, end, step):
+    """``aten.slice_backward`` with the bounds TorchAir's converter gets wrong replaced by the index
+    aten means, in [0, size]: a negative int start/end, and for a step other than 1 an end of
+    ``sys.maxsize`` ("to the end", which the converter's int32 cast overflows when the size is
+    symbolic). ``NotImplemented`` (trace the op as it is) when neither occurs. A symbolic size is
+    compared, not clamped with ``sym_max`` (TorchAir cannot convert it): the comparison becomes a
+    guard, as any shape-dependent branch does."""
+    size = input_sizes[dim]
+
+    def in_range(bound):
+        if not isinstance(bound, int) or bound >= 0:
+            return bound
+        return bound + size if bound + size > 0 else 0
+
+    new_start, new_end = in_range(start), in_range(end)
+    if step != 1 and end == sys.maxsize:
+        new_end = size
+    if new_start is start and new_end is end:
+        return NotImplemented
+    return torch.ops.aten.slice_backward(grad_output, input_sizes, dim, new_start, new_end, step)

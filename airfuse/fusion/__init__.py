@@ -3,7 +3,8 @@
 ``fuse_graph`` retraces Dynamo's graph to aten (``retrace``), replaces the RMSNorm composites
 (Hugging Face's, Gemma's ``1 + weight``, ``F.rms_norm``), Hugging Face's rotate-half RoPE, SiLU
 products (``swiglu`` when both factors are halves of one tensor, else ``silu_mul``) and tanh GELU
-(written out or ``F.gelu(approximate="tanh")``) by airfuse ops (``patterns``), then a residual add
+(written out or ``F.gelu(approximate="tanh")``) by airfuse ops (``patterns``), drops the empty
+operands of concatenations (a full-width partial RoPE, ``concat``), then replaces a residual add
 feeding a norm by ``add_rms_norm`` (``residual``). A model patched with ``airfuse.patch`` and an
 unpatched one end up with the same airfuse ops.
 """
@@ -14,6 +15,7 @@ import torch
 from torch._inductor.pattern_matcher import PatternMatcherPass, register_replacement
 
 from . import patterns
+from .concat import drop_empty_concat_operands
 from .residual import fuse_residual_adds
 from .retrace import retrace, specialize_norm_epsilons, trace_aten
 
@@ -24,6 +26,7 @@ def fuse_graph(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     specialize_norm_epsilons(gm, aten_gm)
     for matcher in _matchers():
         matcher.apply(aten_gm)
+    drop_empty_concat_operands(aten_gm)
     fuse_residual_adds(aten_gm)
     aten_gm.graph.eliminate_dead_code()
     aten_gm.recompile()

@@ -13,6 +13,7 @@ from torch._dynamo.exc import TensorifyScalarRestartAnalysis
 from torch._dynamo.symbolic_convert import TensorifyState
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.fx.experimental.proxy_tensor import make_fx
+from torch.overrides import TorchFunctionMode
 
 aten = torch.ops.aten
 
@@ -20,7 +21,8 @@ aten = torch.ops.aten
 def trace_aten(fn, args, get_decomp_fn=None):
     """The pattern matcher's ``trace_fn``: the same tracing as ``retrace`` applies to the graph."""
     del get_decomp_fn  # nothing is decomposed: the graph keeps the ops the model called
-    return drop_noop_casts(make_fx(fn, pre_dispatch=True)(*args))
+    with _KeepContiguous():
+        return drop_noop_casts(make_fx(fn, pre_dispatch=True)(*args))
 
 
 def retrace(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
@@ -29,8 +31,26 @@ def retrace(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     # tensor inputs has none, and then the context's is the one its constants will meet.
     fake_mode = next((v.fake_mode for v in example_values if isinstance(v, FakeTensor)), None)
     fake_mode = fake_mode or torch._guards.detect_fake_mode()
-    with fake_mode:
+    with fake_mode, _KeepContiguous():
         return drop_noop_casts(make_fx(gm, pre_dispatch=True)(*example_values))
+
+
+class _KeepContiguous(TorchFunctionMode):
+    """Trace ``Tensor.contiguous`` as an ``aten.contiguous`` node even when the traced tensor is
+    contiguous already (``Tensor.contiguous`` returns it then, before any op is dispatched, so
+    make_fx would record nothing). Whether a copy is needed is decided again, with the strides
+    AOTAutograd sees: those can differ from Dynamo's, when a fused op or a decomposition lays its
+    output out otherwise (offline, SDPA's decomposition returns another layout than its fake
+    kernel), and a dropped copy there turns the next linear into a batched matmul."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func is torch.Tensor.contiguous:
+            return _contiguous(*args, **(kwargs or {}))
+        return func(*args, **(kwargs or {}))
+
+
+def _contiguous(tensor, memory_format=torch.contiguous_format):
+    return aten.contiguous.default(tensor, memory_format=memory_format)
 
 
 def drop_noop_casts(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:

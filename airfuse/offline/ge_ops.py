@@ -306,6 +306,63 @@ def log_softmax_grad(node, grad, x):
     return _float_compute(lambda g, lp: g - lp.exp() * g.sum(dims, keepdim=True), grad, x)
 
 
+# --- normalization -----------------------------------------------------------------------------
+
+def _norm_split(x, norm_dims, name):
+    """The leading (kept) dims of ``x`` when its last ``norm_dims`` are normalized: [A..., R...]."""
+    _check(x.dtype in (torch.float32, *_HALF_DTYPES), f"{name} must be float32, float16 or bfloat16, got {x.dtype}")
+    _check(0 < norm_dims <= x.dim(), f"{norm_dims} normalized dims do not fit {name} of shape {list(x.shape)}")
+    return x.dim() - norm_dims
+
+
+def _param(param, default, x, norm_shape, name):
+    """gamma/beta: [R...] in x's dtype or float32; an absent one is ``default`` in x's dtype."""
+    if param is None:
+        return torch.full(norm_shape, default, dtype=x.dtype)
+    _check(list(param.shape) == norm_shape, f"{name} must have shape {norm_shape}, got {list(param.shape)}")
+    _check(param.dtype in (x.dtype, torch.float32), f"{name} must be {x.dtype} or float32, got {param.dtype}")
+    return param
+
+
+def layer_norm_v4(node, x, normalized_shape, gamma, beta):
+    # GE's mean and rstd are float32 whatever x's dtype (ops-nn's LayerNormV4 OpDef), shaped
+    # [A..., 1, ..., 1] (one 1 per normalized dim), as the forward saves them for LayerNormGradV3.
+    # torch types them float32 on an NPU too, but x's dtype on the CPU: offline, TorchAir declares a
+    # half-precision x's statistics in its dtype, and the executor's descriptor check refuses the node.
+    norm_shape = _ints(normalized_shape, "normalized_shape")
+    keep = _norm_split(x, len(norm_shape), "x")
+    _check(list(x.shape[keep:]) == norm_shape, f"normalized_shape {norm_shape} must end x's shape {list(x.shape)}")
+    gamma, beta = _param(gamma, 1.0, x, norm_shape, "gamma"), _param(beta, 0.0, x, norm_shape, "beta")
+    _check(gamma.dtype == beta.dtype, f"gamma and beta must share one dtype, got {gamma.dtype}, {beta.dtype}")
+    dims = list(range(keep, x.dim()))
+    xf = x.float()
+    mean = xf.mean(dims, keepdim=True)
+    rstd = torch.rsqrt((xf - mean).pow(2).mean(dims, keepdim=True) + node.float("epsilon"))
+    y = (xf - mean) * rstd * gamma.float() + beta.float()
+    return y.to(x.dtype), mean, rstd
+
+
+def layer_norm_grad_v3(node, dy, x, rstd, mean, gamma):
+    # The normalized dims are gamma's: x is [A..., R...], mean/rstd [A..., 1, ...], gamma [R...].
+    _same_dtype(dy=dy, x=x)
+    _check(dy.shape == x.shape, f"dy {list(dy.shape)} and x {list(x.shape)} must have one shape")
+    _same_dtype(rstd=rstd, mean=mean)
+    keep = _norm_split(x, gamma.dim(), "x")
+    stats_shape = [*x.shape[:keep], *[1] * gamma.dim()]
+    for name, t in (("rstd", rstd), ("mean", mean)):
+        _check(list(t.shape) == stats_shape, f"{name} must have shape {stats_shape}, got {list(t.shape)}")
+    _check(gamma.shape == x.shape[keep:], f"gamma {list(gamma.shape)} must end x's shape {list(x.shape)}")
+    norm_dims, kept_dims = list(range(keep, x.dim())), list(range(keep))
+    dyf, rstdf = dy.float(), rstd.float()
+    x_hat = (x.float() - mean.float()) * rstdf
+    g = dyf * gamma.float()
+    # d/dx of (x - mean) * rstd: the gradient minus its mean and its projection on x_hat, scaled.
+    pd_x = rstdf * (g - g.mean(norm_dims, keepdim=True) - x_hat * (g * x_hat).mean(norm_dims, keepdim=True))
+    pd_gamma = (dyf * x_hat).sum(kept_dims) if kept_dims else dyf * x_hat
+    pd_beta = dyf.sum(kept_dims) if kept_dims else dyf
+    return pd_x.to(x.dtype), pd_gamma.to(gamma.dtype), pd_beta.to(gamma.dtype)
+
+
 # --- losses and embedding gradients ------------------------------------------------------------
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -431,6 +488,16 @@ def broadcast_to(node, x, shape_):
     return x.expand(dims)
 
 
+def expand(node, x, shape_):
+    # Broadcasting both ways (a 1 in shape keeps x's dim), unlike BroadcastTo's -1.
+    dims = _ints(shape_, "shape")
+    try:
+        out_shape = torch.broadcast_shapes(x.shape, dims)
+    except RuntimeError:
+        raise ValueError(f"shape {dims} does not broadcast with x {list(x.shape)}") from None
+    return x.expand(out_shape)
+
+
 def fill(node, dims, value):
     _check(value.numel() == 1, f"value must hold one element, got shape {list(value.shape)}")
     return value.reshape(()).expand(_ints(dims, "dims")).clone()
@@ -505,6 +572,21 @@ def split_v(node, x, size_splits, split_dim):
     return tuple(torch.split(x, sizes, dim))
 
 
+def scatter_elements(node, data, indices, updates):
+    # y = data with y[..., indices[i], ...] = updates[i] along axis (aten.scatter); negative
+    # indices count from the end.
+    reduction = node.str("reduction")
+    _check(reduction == "none", f"attr reduction {reduction!r} is not implemented by the offline executor (only 'none')")
+    _same_dtype(data=data, updates=updates)
+    _check(indices.dtype in (torch.int32, torch.int64), f"indices must be int32 or int64, got {indices.dtype}")
+    _check(indices.shape == updates.shape, f"indices {list(indices.shape)} and updates {list(updates.shape)} must have one shape")
+    _check(indices.dim() == data.dim(), f"indices must have data's rank {data.dim()}, got {indices.dim()}")
+    axis = _axis(node.int("axis"), data.dim(), "attr axis")
+    size = data.shape[axis]
+    _check(bool(((indices >= -size) & (indices < size)).all()), f"indices out of range [-{size}, {size}) for axis {axis}")
+    return data.scatter(axis, indices.long() % max(size, 1), updates)
+
+
 def _gather(x, indices, axis, negative_ok):
     _check(not indices.dtype.is_floating_point and indices.dtype != torch.bool, f"indices must be integers, got {indices.dtype}")
     size = x.shape[axis]
@@ -561,6 +643,7 @@ GE_OPS = {
     "EmbeddingDenseGrad": embedding_dense_grad,
     "Equal": _binary(torch.eq),
     "Exp": exp,
+    "Expand": expand,
     "Fill": fill,
     "FloorMod": floor_mod,
     "Gather": gather,
@@ -571,6 +654,8 @@ GE_OPS = {
     "GreaterEqual": _binary(torch.ge),
     "Identity": identity,
     "IndexByTensor": index_by_tensor,
+    "LayerNormGradV3": layer_norm_grad_v3,
+    "LayerNormV4": layer_norm_v4,
     "Less": _binary(torch.lt),
     "LessEqual": _binary(torch.le),
     "LogSoftmaxGrad": log_softmax_grad,
@@ -600,6 +685,7 @@ GE_OPS = {
     "ReluGrad": relu_grad,
     "Reshape": reshape,
     "Rsqrt": _float_unary(torch.rsqrt),
+    "ScatterElements": scatter_elements,
     "SelectV2": select_v2,
     "Shape": shape,
     "Sigmoid": _float_unary(torch.sigmoid),

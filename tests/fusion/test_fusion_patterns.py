@@ -237,6 +237,44 @@ def test_rope_with_another_rotation_is_left_alone():
     assert ops == {}
 
 
+def partial_rope(q, cos, sin):
+    """Phi-3's form: rotate the first ``cos.shape[-1]`` dims, append the rest (empty at full width)."""
+    d = cos.shape[-1]
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+    q_rot, q_pass = q[..., :d], q[..., d:]
+    return torch.cat([(q_rot * cos) + (rotate_half(q_rot) * sin), q_pass], dim=-1) * 2
+
+
+def test_full_width_partial_rope_drops_the_empty_concat():
+    q, _, cos, sin = _rope_inputs(torch.float32)
+    ops, backend = fused_ops(partial_rope, q, cos, sin)
+    assert ops == {"rope": 1} and "aten.cat.default" not in backend.aten_ops()
+
+
+def test_partial_rope_keeps_its_concat():
+    q, _, cos, sin = _rope_inputs(torch.float32)
+    ops, backend = fused_ops(partial_rope, torch.cat([q, q[..., :4]], -1), cos, sin)
+    assert ops == {"rope": 1} and "aten.cat.default" in backend.aten_ops()
+
+
+def kv_cache_update(cache, k):
+    keys = torch.cat([cache, k * 2], dim=-2)
+    return keys, keys.sum()
+
+
+def test_concat_the_graph_returns_is_kept():
+    """Hugging Face's KV cache starts as an empty tensor; its update, returned by the graph, stays a
+    concatenation rather than become the tensor the graph also computes with."""
+    ops, backend = fused_ops(kv_cache_update, torch.empty(0), torch.randn(2, 3, 4))
+    assert ops == {} and "aten.cat.default" in backend.aten_ops()
+
+
+def test_concat_whose_dtype_comes_from_an_empty_operand_is_kept():
+    fn = lambda x, empty: torch.cat([x * 2, empty], 0).sum(0)  # noqa: E731
+    _, backend = fused_ops(fn, torch.randn(3, 4, dtype=torch.bfloat16), torch.empty(0, 4))
+    assert "aten.cat.default" in backend.aten_ops()
+
+
 # -- gated activations ----------------------------------------------------------------------------
 
 def separate_gate_up(a, b):
@@ -311,3 +349,27 @@ def test_graph_without_tensor_inputs_is_retraced():
     compiled = torch.compile(lambda n: torch.ones(n) * 2, backend=backend, dynamic=True, fullgraph=True)
     torch.testing.assert_close(compiled(5), torch.full((5,), 2.0))
     assert len(backend.graphs) == 1 and dict(backend.ops) == {}
+
+
+def transposed_copy(x):
+    return x.transpose(1, 2).contiguous().view(x.shape[0], -1) * 2
+
+
+def test_contiguous_is_kept_for_aot_autograd_to_decide():
+    """``.contiguous()`` of a tensor that is contiguous when Dynamo traces it is still in the fused
+    graph: AOTAutograd decides the copy again with its own strides (which a fused op or a
+    decomposition can change: offline SDPA's made o_proj a batched matmul when it was dropped)."""
+    x = torch.randn(2, 4, 3).transpose(1, 2)  # its transpose is contiguous
+    _, backend = fused_ops(transposed_copy, x)
+    assert "aten.contiguous.default" in backend.aten_ops()
+
+
+def concat_of_a_view(x, empty):
+    y = torch.cat([x.t(), empty], 0)
+    return y.add_(1), x
+
+
+def test_concat_of_a_view_stays_a_copy():
+    """The concatenation copies: an in-place op on it must not reach the tensor it was a view of."""
+    _, backend = fused_ops(concat_of_a_view, torch.randn(3, 4), torch.empty(0, 3))
+    assert "aten.cat.default" in backend.aten_ops()

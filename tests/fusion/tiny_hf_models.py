@@ -21,17 +21,17 @@ CONFIGS = {
 FAMILIES = tuple(CONFIGS)
 
 
-def tiny_model(model_type: str, dtype=torch.float32, seed=0, layers=2):
-    """A causal LM of ``model_type`` with random weights and ``layers`` decoder layers: eager
-    attention, in eval mode (dropout off), in ``dtype``.
+def tiny_model(model_type: str, dtype=torch.float32, seed=0, layers=2, attention="eager", **config):
+    """A causal LM of ``model_type`` with random weights and ``layers`` decoder layers (``config``
+    overrides the family's settings): ``attention`` (eager by default), in eval mode (dropout off), in ``dtype``.
     Norm weights are randomised too (Gemma initialises them to zeros, which would hide its ``1 +``)."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
     layer_key = "n_layer" if model_type == "gpt2" else "num_hidden_layers"
-    config = AutoConfig.for_model(model_type, **{**CONFIGS[model_type], layer_key: layers})
-    config._attn_implementation = "eager"
+    config = AutoConfig.for_model(model_type, **{**CONFIGS[model_type], layer_key: layers, **config})
+    config._attn_implementation = attention
     torch.manual_seed(seed)
-    model = AutoModelForCausalLM.from_config(config, attn_implementation="eager").to(dtype).eval()
+    model = AutoModelForCausalLM.from_config(config, attn_implementation=attention).to(dtype).eval()
     with torch.no_grad():
         for name, parameter in model.named_parameters():
             if "norm" in name and parameter.dim() == 1:

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -17,7 +18,7 @@ aten = torch.ops.aten
 
 def test_default_decompositions_cover_silu_backward_and_cpu_sdpa_offline():
     table = airfuse.default_decompositions()
-    assert aten.silu_backward.default in table
+    assert aten.silu_backward.default in table and aten.slice_backward.default in table
     cpu_sdpa = {aten._scaled_dot_product_flash_attention_for_cpu.default, aten._scaled_dot_product_flash_attention_for_cpu_backward.default}
     assert cpu_sdpa <= table.keys() if is_offline() else not cpu_sdpa & table.keys()
 
@@ -43,6 +44,34 @@ def test_training_silu_needs_no_user_decompositions():
     compiled = torch.compile(model, backend=airfuse.get_npu_backend(), fullgraph=True)
     for got, want in zip(_grads(model, compiled, x), _grads(model, model, x), strict=True):
         torch.testing.assert_close(got, want)
+
+
+SLICES = {
+    "start before the dim": lambda t: t[:, -15:],  # Hugging Face's sliding-window cache, window > sequence
+    "both bounds negative": lambda t: t[:, -15:-2],
+    "negative start, step 2": lambda t: t[:, -6::2],
+    "step 2 to the end": lambda t: t[:, 1::2],
+    "negative start in range": lambda t: t[:, -3:],
+}
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("slicing", SLICES)
+def test_slice_backward_takes_negative_bounds_as_aten_does(slicing, dynamic):
+    """TorchAir's slice_backward converter takes a negative bound modulo the size: -15 of 7 became 6,
+    and the gradient of ``x[:, -15:]`` got 13 positions. The default decomposition passes aten's."""
+    x, weight = torch.randn(2, 7, 4), torch.randn(4)
+
+    def loss(t):
+        return (SLICES[slicing](t) * weight).pow(2).sum()
+
+    compiled = torch.compile(loss, backend=airfuse.get_npu_backend(), fullgraph=True, dynamic=dynamic)
+    grads = []
+    for run in (compiled, loss):
+        t = x.clone().requires_grad_()
+        run(t).backward()
+        grads.append(t.grad)
+    torch.testing.assert_close(*grads)
 
 
 def test_user_decompositions_win_over_the_defaults():

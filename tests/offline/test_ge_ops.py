@@ -263,6 +263,59 @@ def test_softmax_grad(axes):
     _close(run_op(lambda s, g: ge.SoftmaxGrad(s, g, axes=axes), y, dy), _grad(lambda t: torch.softmax(t, axes[0]), x, dy))
 
 
+# --- layer norm ---------------------------------------------------------------------------------
+
+def _layer_norm_reference(x, norm_shape, gamma, beta, eps):
+    """torch's native_layer_norm in float32: y rounded to x's dtype, mean and rstd float32 [A..., 1...]."""
+    y, mean, rstd = torch.native_layer_norm(x.float(), norm_shape, gamma if gamma is None else gamma.float(),
+                                            beta if beta is None else beta.float(), eps)
+    return y.to(x.dtype), mean, rstd
+
+
+@pytest.mark.parametrize("dtype, param_dtype", [*((d, d) for d in FLOATS), (torch.bfloat16, torch.float32)], ids=str)
+@pytest.mark.parametrize("norm_shape", [[8], [3, 8]], ids=str)
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_v4_is_native_layer_norm(dtype, param_dtype, norm_shape, affine):
+    x = rand(2, 3, 8, dtype=dtype) * 3 + 1
+    gamma, beta = (rand(*norm_shape, dtype=param_dtype), rand(*norm_shape, dtype=param_dtype)) if affine else (None, None)
+    build = lambda t, *p: ge.LayerNormV4(t, ints(norm_shape, DataType.DT_INT32), *(p or (None, None)), epsilon=1e-3)  # noqa: E731
+    got = run_op(build, x, *([gamma, beta] if affine else []))
+    want = _layer_norm_reference(x, norm_shape, gamma, beta, 1e-3)
+    _close(got[0], want[0], dtype)
+    for actual, expected in zip(got[1:], want[1:], strict=True):
+        _close(actual, expected)  # float32 statistics, whatever x's dtype
+
+
+def test_layer_norm_v4_refuses_a_shape_not_ending_x_and_wrong_params():
+    x = rand(2, 8)
+    with pytest.raises(GeExecutionError, match="normalized_shape"):
+        run_op(lambda t: ge.LayerNormV4(t, ints([4], DataType.DT_INT32), None, None), x)
+    with pytest.raises(GeExecutionError, match="gamma must have shape"):
+        run_op(lambda t, g: ge.LayerNormV4(t, ints([8], DataType.DT_INT32), g, None), x, rand(4))
+    with pytest.raises(GeExecutionError, match="gamma must be torch.float16 or float32"):
+        run_op(lambda t, g: ge.LayerNormV4(t, ints([8], DataType.DT_INT32), g, None), x.half(), rand(8, dtype=torch.bfloat16))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+@pytest.mark.parametrize("norm_shape", [[8], [3, 8]], ids=str)
+def test_layer_norm_grad_v3_is_the_layer_norm_gradient(dtype, norm_shape):
+    x, dy = rand(2, 3, 8, dtype=dtype) * 3 + 1, rand(2, 3, 8, dtype=dtype)
+    gamma, beta = rand(*norm_shape, dtype=dtype), rand(*norm_shape, dtype=dtype)
+    _, mean, rstd = _layer_norm_reference(x, norm_shape, gamma, beta, 1e-5)
+    x64, gamma64, beta64 = (t.double().requires_grad_() for t in (x, gamma, beta))
+    torch.nn.functional.layer_norm(x64, norm_shape, gamma64, beta64, 1e-5).backward(dy.double())
+    got = run_op(ge.LayerNormGradV3, dy, x, rstd, mean, gamma)
+    for actual, expected in zip(got, (x64.grad, gamma64.grad, beta64.grad), strict=True):
+        _close(actual, expected.to(dtype), dtype)
+
+
+def test_layer_norm_grad_v3_refuses_statistics_of_another_shape():
+    x, gamma = rand(2, 3, 8), rand(8)
+    mean = rstd = torch.ones(2, 3)  # missing the trailing 1 of the normalized dim
+    with pytest.raises(GeExecutionError, match=r"rstd must have shape \[2, 3, 1\]"):
+        run_op(ge.LayerNormGradV3, x, x, rstd, mean, gamma)
+
+
 # --- shapes, layout and indexing ---------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [DataType.DT_INT32, DataType.DT_INT64])
@@ -313,6 +366,17 @@ def test_broadcast_to_minus_one_keeps_the_dim():
         run_op(lambda t: ge.BroadcastTo(t, ints([-1, 3, 5])), x)
 
 
+@pytest.mark.parametrize("x_shape, shape, out", [((3, 1), (2, 3, 4), (2, 3, 4)), ((2, 3, 4), (3, 1), (2, 3, 4)), ((4,), (1,), (4,))], ids=str)
+def test_expand_broadcasts_both_ways(x_shape, shape, out):
+    x = rand(*x_shape)
+    _close(run_op(lambda t: ge.Expand(t, ints(shape)), x), x.expand(out))
+
+
+def test_expand_refuses_incompatible_shapes():
+    with pytest.raises(GeExecutionError, match="does not broadcast"):
+        run_op(lambda t: ge.Expand(t, ints([4])), rand(3))
+
+
 def test_fill():
     out = run_op(lambda v: ge.Fill(ints([2, 3]), v), torch.tensor(1.5, dtype=torch.bfloat16))
     _close(out, torch.full((2, 3), 1.5, dtype=torch.bfloat16))
@@ -357,6 +421,23 @@ def test_split_v_sizes_and_inferred_size():
             _close(out, ref)
     with pytest.raises(GeExecutionError, match="do not split"):
         run_op(lambda t: ge.SplitV(t, ints([3, 3]), ints([1]), num_split=2), x)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_scatter_elements_is_aten_scatter(axis):
+    data, updates = rand(3, 5), rand(3, 5)
+    indices = torch.stack([torch.randperm(data.shape[axis])[: updates.shape[axis]] for _ in range(updates.shape[1 - axis % 2])], 1 - axis % 2)
+    negative = indices - data.shape[axis]  # the same positions counted from the end
+    for index in (indices, negative):
+        _close(run_op(lambda d, i, u: ge.ScatterElements(d, i, u, axis=axis), data, index, updates), data.scatter(axis, indices, updates))
+
+
+def test_scatter_elements_refuses_reductions_and_out_of_range_indices():
+    data = rand(3, 4)
+    with pytest.raises(GeExecutionError, match="reduction 'add'"):
+        run_op(lambda d, i, u: ge.ScatterElements(d, i, u, reduction="add"), data, torch.zeros(3, 4, dtype=torch.int64), data)
+    with pytest.raises(GeExecutionError, match="out of range"):
+        run_op(lambda d, i, u: ge.ScatterElements(d, i, u, axis=1), data, torch.full((3, 4), 4), data)
 
 
 def test_gather_takes_axis_zero():
