@@ -26,7 +26,7 @@ from airfuse.ge_dtypes import TORCH_DTYPE_OF_GE_NAME, ge_dtype_to_torch
 from airfuse.opdef import DYNAMIC, IR_PREFIX
 from airfuse.ops import OPS_BY_IR_TYPE
 
-from .ge_ops import GE_OPS
+from .ge_ops import GE_OPS, remember_const_ints
 
 _WHERE_TO_ADD = "add each to GE_OPS in airfuse/offline/ge_ops.py (with a test in tests/offline/test_ge_ops.py)"
 _STRUCTURAL = ("Data", "Const", "NetOutput")
@@ -223,9 +223,9 @@ def _decode_const(node) -> torch.Tensor:
     expected = numel * torch.empty((), dtype=dtype).element_size()
     if len(tensor.data) != expected:
         raise GeExecutionError(f"{node.describe()}: value holds {len(tensor.data)} bytes, shape {shape} needs {expected}")
-    if numel == 0:
-        return torch.empty(shape, dtype=dtype)
-    return torch.frombuffer(bytearray(tensor.data), dtype=dtype).reshape(shape)
+    value = torch.empty(shape, dtype=dtype) if numel == 0 else torch.frombuffer(bytearray(tensor.data), dtype=dtype).reshape(shape)
+    remember_const_ints(value)
+    return value
 
 
 def _topological(nodes):
@@ -297,9 +297,10 @@ def _verify(node, tensor, check):
 
 class _Step:
     """One op node of the plan: its function, where its inputs are and its outputs go in the flat
-    list of values, whether a run checks the attrs it read, and its output checks."""
+    list of values, whether a run checks the attrs it read, its output checks, and the slots whose
+    last reader it is (``dead``)."""
 
-    __slots__ = ("node", "function", "slots", "first", "count", "check_attrs", "checks")
+    __slots__ = ("node", "function", "slots", "first", "count", "check_attrs", "checks", "dead")
 
     def __init__(self, node, function, check_attrs, slots, first):
         self.node, self.function, self.check_attrs = node, function, check_attrs
@@ -345,7 +346,24 @@ class GeExecutor:
                 slots = self._slots(node, first_slot, output_count)
                 self._steps.append(_Step(node, function, check_attrs, slots, first_slot[node.name]))
         self._template = template
+        self._free_after_last_use()
         self._const_storages = {t.untyped_storage().data_ptr() for t in self.consts.values()}
+
+    def _free_after_last_use(self):
+        """Drop each intermediate value after the last step that reads it, as eager code drops its
+        temporaries: memory is reused while it is still in cache, and a run holds little at once."""
+        last_reader = {}
+        for position, step in enumerate(self._steps):
+            for slot in range(step.first, step.first + step.count):
+                last_reader[slot] = position  # an output nothing reads dies where it is made
+            for slot in step.slots:
+                last_reader[slot] = position
+        for step in self._steps:
+            step.dead = []
+        kept = {_UNFED, *self._result_slots}
+        for slot, position in last_reader.items():
+            if slot not in kept:
+                self._steps[position].dead.append(slot)
 
     @staticmethod
     def _slots(node, first_slot, output_count):
@@ -367,6 +385,13 @@ class GeExecutor:
         values = self._template.copy()
         for node, index, slot, scalar, check in self._datas:
             values[slot] = self._data(node, inputs, index, scalar, check)
+        # A GE graph records no autograd (TorchAir runs forward and backward as separate graphs):
+        # its ops dispatch below the Autograd keys, as GE's kernels know nothing of it.
+        with torch._C._AutoDispatchBelowAutograd():
+            self._evaluate(values, observe)
+        return self._finish([values[slot] for slot in self._result_slots], inputs, assigned_outputs, output_dtypes)
+
+    def _evaluate(self, values, observe):
         for step in self._steps:
             node = step.node
             args = [values[slot] for slot in step.slots]
@@ -388,7 +413,8 @@ class GeExecutor:
                 _verify(node, outputs[check[0]], check)
             if observe is not None:
                 observe(node, args, outputs)
-        return self._finish([values[slot] for slot in self._result_slots], inputs, assigned_outputs, output_dtypes)
+            for slot in step.dead:
+                values[slot] = None
 
     @staticmethod
     def _data(node, inputs, index, scalar, check):
