@@ -166,7 +166,8 @@ def _airfuse_op(node, op_def):
     op = getattr(torch.ops.airfuse, op_def.name).default
 
     def run(node, *inputs):
-        return op(*inputs, *attrs)
+        outputs = op(*inputs, *attrs)
+        return tuple(outputs) if isinstance(outputs, list) else outputs
 
     return run
 

@@ -11,6 +11,12 @@ Semantics follow GE's operator definitions (the IR prototypes TorchAir's ``ge_ap
 torch's: e.g. GE binary ops take one dtype for both inputs (TorchAir inserts the Casts), and
 ``dst_type``-like attrs use GE's DataType numbering. To add an op: one function here, its entry in
 ``GE_OPS``, and its unit test in ``tests/offline/test_ge_ops.py``.
+
+These functions run on every call of a compiled model, so they do only what depends on the
+inputs: attrs are decoded once when the graph is compiled (``node.<type>(name)`` is a lookup),
+``_ints`` of a Const index/shape input is read once (``remember_const_ints``), and ``_check``
+takes its message as ``lambda: f"..."`` so the f-string is formatted only when the check fails (a
+plain string works too).
 """
 
 import math
