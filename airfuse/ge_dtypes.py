@@ -21,13 +21,19 @@ TORCH_DTYPE_OF_GE_NAME = {
 }
 
 
+_TORCH_DTYPE_OF_GE_NUMBER = {}
+
+
 def ge_dtype_to_torch(number: int, what: str) -> torch.dtype:
     """A GE DataType number (``torchair.ge.DataType``, not the protobuf enum) as a torch dtype."""
-    from torchair.ge import DataType
+    if not _TORCH_DTYPE_OF_GE_NUMBER:
+        # Read TorchAir's table once: the offline executor converts on every run.
+        from torchair.ge import DataType
 
-    for name, dtype in TORCH_DTYPE_OF_GE_NAME.items():
-        if getattr(DataType, name) == number:
-            return dtype
+        _TORCH_DTYPE_OF_GE_NUMBER.update((getattr(DataType, name), dtype) for name, dtype in TORCH_DTYPE_OF_GE_NAME.items())
+    dtype = _TORCH_DTYPE_OF_GE_NUMBER.get(number)
+    if dtype is not None:
+        return dtype
     raise NotImplementedError(
         f"{what} is GE DataType {number}, which airfuse does not map to a torch dtype "
         f"(it knows {', '.join(TORCH_DTYPE_OF_GE_NAME)})"

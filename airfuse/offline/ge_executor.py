@@ -5,9 +5,16 @@ Nodes are evaluated in topological order: ``Data`` takes the run's input at its 
 ``Airfuse*`` nodes call airfuse's CPU kernels through the op definitions, and every other op type
 runs its function in ``airfuse.offline.ge_ops.GE_OPS``. Control edges (``name:-1``) only order.
 
+Building a ``GeExecutor`` (TorchAir's ``compile()``) resolves everything that does not depend on
+the inputs' values into a plan: the order, each input's slot in one flat list of values, decoded
+Consts and attrs, the function of each node, and the dtype/shape each output is checked against.
+``run`` walks the plan and only does the tensor work and those checks.
+
 The executor is strict so a converter's mistake shows as an error, never as a wrong number: an
 unknown op type is refused when the graph is built, an attribute an op does not read is refused
-when it runs, and each output's dtype (and known shape) is checked against the node's descriptor.
+(an Airfuse node's when the graph is built, a GE op's on every run, since which attrs a GE op
+function reads may depend on its inputs), and each output's dtype (and known shape) is checked
+against the node's descriptor.
 """
 
 import collections
@@ -19,10 +26,11 @@ from airfuse.ge_dtypes import TORCH_DTYPE_OF_GE_NAME, ge_dtype_to_torch
 from airfuse.opdef import DYNAMIC, IR_PREFIX
 from airfuse.ops import OPS_BY_IR_TYPE
 
-from .ge_ops import GE_OPS
+from .ge_ops import GE_OPS, remember_const_ints
 
 _WHERE_TO_ADD = "add each to GE_OPS in airfuse/offline/ge_ops.py (with a test in tests/offline/test_ge_ops.py)"
 _STRUCTURAL = ("Data", "Const", "NetOutput")
+_UNFED = 0  # the value slot of an optional input left unfed: always None
 
 
 class GeExecutionError(RuntimeError):
@@ -41,22 +49,42 @@ class UnsupportedGeOpsError(GeExecutionError):
         self.__suppress_context__ = True
 
 
-def _proto():
-    from torchair._ge_concrete_graph import ge_ir_pb2
-
-    return ge_ir_pb2
+_proto_dtypes = {}
 
 
 def proto_dtype_to_torch(number: int, what: str) -> torch.dtype:
     """A tensor descriptor's dtype (the protobuf enum ``ge_ir_pb2.DataType``) as a torch dtype."""
-    name = _proto().DataType.Name(number) if number in _proto().DataType.values() else str(number)
+    if not _proto_dtypes:
+        # The enum's own lookups build lists on every call: read it once into a dict.
+        from torchair._ge_concrete_graph import ge_ir_pb2
+
+        _proto_dtypes.update((value, name) for name, value in ge_ir_pb2.DataType.items())
+    name = _proto_dtypes.get(number, str(number))
     if name not in TORCH_DTYPE_OF_GE_NAME:
         raise GeExecutionError(f"{what} has descriptor dtype {name}, which the offline GE executor does not support")
     return TORCH_DTYPE_OF_GE_NAME[name]
 
 
+_NOT_INTS = object()  # a list attr holding other than ints
+
+
+def _decode_attr(attr):
+    """(kind, value) of an AttrDef, as the readers return it: ``s`` decoded, ``list`` as ints."""
+    kind = attr.WhichOneof("value")
+    value = getattr(attr, kind) if kind is not None else None
+    if kind == "s":
+        try:
+            value = value.decode()
+        except UnicodeDecodeError:
+            pass  # str() refuses it when read
+    elif kind == "list":
+        value = tuple(value.i) if not any(len(getattr(value, other)) for other in ("s", "f", "b")) else _NOT_INTS
+    return kind, value
+
+
 class Node:
-    """One GE op as the op functions see it: typed, recorded access to its attributes."""
+    """One GE op as the op functions see it: typed, recorded access to its attributes, decoded
+    once when the node is built (a run only looks them up)."""
 
     def __init__(self, op):
         self.op = op
@@ -65,18 +93,21 @@ class Node:
         self.read = set()
         self.edges = [edge for edge in op.input if not edge.endswith(":-1")]
         self.after = [edge.rsplit(":", 1)[0] for edge in op.input if edge.endswith(":-1")]
+        self.attrs = {name: _decode_attr(attr) for name, attr in op.attr.items()}
+        # Attrs starting with "_" are TorchAir's bookkeeping (meta, fx names), not op semantics.
+        self.semantic = frozenset(k for k in self.attrs if not k.startswith("_"))
 
     def describe(self) -> str:
         return f"GE node {self.name!r} (type {self.type})"
 
     def _value(self, name, kind):
         self.read.add(name)
-        if name not in self.op.attr:
+        entry = self.attrs.get(name)
+        if entry is None:
             raise GeExecutionError(f"{self.describe()}: attr {name} is missing")
-        attr = self.op.attr[name]
-        if attr.WhichOneof("value") != kind:
-            raise GeExecutionError(f"{self.describe()}: attr {name} is {attr.WhichOneof('value')}, expected {kind}")
-        return getattr(attr, kind)
+        if entry[0] != kind:
+            raise GeExecutionError(f"{self.describe()}: attr {name} is {entry[0]}, expected {kind}")
+        return entry[1]
 
     def tensor(self, name):
         return self._value(name, "t")
@@ -91,18 +122,20 @@ class Node:
         return self._value(name, "b")
 
     def str(self, name) -> str:
-        return self._value(name, "s").decode()
+        value = self._value(name, "s")
+        if not isinstance(value, str):
+            raise GeExecutionError(f"{self.describe()}: attr {name} is not UTF-8 text: {value!r}")
+        return value
 
     def ints(self, name) -> list:
         values = self._value(name, "list")
-        if any(len(getattr(values, other)) for other in ("s", "f", "b")):
+        if values is _NOT_INTS:
             raise GeExecutionError(f"{self.describe()}: attr {name} must be a list of ints")
-        return list(values.i)
+        return list(values)
 
     def expect(self, name, default):
         """Read an attr whose only implemented value is ``default``; refuse any other."""
-        reader = {bool: self.bool, int: self.int, float: self.float}[type(default)]
-        value = reader(name)
+        value = self._value(name, _KIND_OF_TYPE[type(default)])
         if value != default:
             raise GeExecutionError(
                 f"{self.describe()}: attr {name}={value} is not implemented by the offline GE executor "
@@ -110,26 +143,40 @@ class Node:
             )
 
     def unread_attrs(self) -> list:
-        # Attrs starting with "_" are TorchAir's bookkeeping (meta, fx names), not op semantics.
-        return sorted(k for k in self.op.attr if not k.startswith("_") and k not in self.read)
+        return sorted(self.semantic - self.read)
+
+    def refuse_unread(self):
+        unread = self.unread_attrs()
+        if unread:
+            raise GeExecutionError(
+                f"{self.describe()}: attrs {unread} are not honoured by the offline GE executor; "
+                "read (and implement) them in its function in airfuse/offline/ge_ops.py"
+            )
 
 
-def _airfuse_op(op_def):
-    """An op function that runs ``torch.ops.airfuse.<name>`` with the IR's inputs and attrs."""
+_KIND_OF_TYPE = {bool: "b", int: "i", float: "f"}
+
+
+def _airfuse_op(node, op_def):
+    """An op function that runs ``torch.ops.airfuse.<name>`` with the node's attrs, read (and
+    checked against the IR) once, here."""
     readers = {"Float": Node.float, "Int": Node.int, "Bool": Node.bool, "Str": Node.str, "ListInt": Node.ints}
+    attrs = [readers[a.ge_type](node, a.name) for a in op_def.attrs]
+    node.refuse_unread()
+    op = getattr(torch.ops.airfuse, op_def.name).default
 
     def run(node, *inputs):
-        attrs = [readers[a.ge_type](node, a.name) for a in op_def.attrs]
-        outputs = getattr(torch.ops.airfuse, op_def.name)(*inputs, *attrs)
-        return tuple(outputs) if isinstance(outputs, (tuple, list)) else outputs
+        outputs = op(*inputs, *attrs)
+        return tuple(outputs) if isinstance(outputs, list) else outputs
 
     return run
 
 
 def _op_function(node):
-    """The function that runs ``node``, or None when its op type has none (see _refuse_missing)."""
+    """(function, whether a run must check the attrs it read), or None when the node's op type
+    has no function (see _refuse_missing)."""
     if node.type in GE_OPS:
-        return GE_OPS[node.type]
+        return GE_OPS[node.type], bool(node.semantic)
     op_def = OPS_BY_IR_TYPE.get(node.type)
     if op_def is None:
         return None
@@ -139,7 +186,7 @@ def _op_function(node):
     expected = [p.name for p in op_def.inputs]
     if names != expected:
         raise GeExecutionError(f"{node.describe()}: inputs named {names}, but {op_def.ir_type}'s IR inputs are {expected}")
-    return _airfuse_op(op_def)
+    return _airfuse_op(node, op_def), False
 
 
 def _origin(node) -> str:
@@ -177,9 +224,9 @@ def _decode_const(node) -> torch.Tensor:
     expected = numel * torch.empty((), dtype=dtype).element_size()
     if len(tensor.data) != expected:
         raise GeExecutionError(f"{node.describe()}: value holds {len(tensor.data)} bytes, shape {shape} needs {expected}")
-    if numel == 0:
-        return torch.empty(shape, dtype=dtype)
-    return torch.frombuffer(bytearray(tensor.data), dtype=dtype).reshape(shape)
+    value = torch.empty(shape, dtype=dtype) if numel == 0 else torch.frombuffer(bytearray(tensor.data), dtype=dtype).reshape(shape)
+    remember_const_ints(value)
+    return value
 
 
 def _topological(nodes):
@@ -212,8 +259,58 @@ def _topological(nodes):
     return order
 
 
+def _output_check(node, index, desc):
+    """(index, dtype, dims, exact) that output ``index`` is checked against, or None when its
+    descriptor declares nothing. Only Data/Const descriptors and those TorchAir filled from the FX
+    node's fake tensor (``_meta``) declare anything: before loading, TorchAir sets every other
+    unknown dtype to DT_FLOAT. ``dtype`` None: undeclared; ``dims`` None: no shape or an unknown
+    rank (-2); -1 in ``dims``: a size not known; ``exact``: every size known."""
+    if node.type not in ("Data", "Const") and "_meta" not in desc.attr:
+        return None
+    dtype = None
+    if desc.dtype != _undefined_dtype():
+        dtype = proto_dtype_to_torch(desc.dtype, f"{node.describe()} output {index}")
+    dims = tuple(desc.shape.dim) if desc.HasField("shape") else None
+    if dims is not None and -2 in dims:
+        dims = None
+    if dtype is None and dims is None:
+        return None
+    return index, dtype, dims, dims is not None and all(d >= 0 for d in dims)
+
+
+def _undefined_dtype():
+    from torchair._ge_concrete_graph import ge_ir_pb2
+
+    return ge_ir_pb2.DataType.Value("DT_UNDEFINED")
+
+
+def _verify(node, tensor, check):
+    """Compare a computed output with what its descriptor declares (see _output_check)."""
+    index, dtype, dims, exact = check
+    if dtype is not None and tensor.dtype != dtype:
+        raise GeExecutionError(f"{node.describe()}: output {index} is {tensor.dtype}, the graph declares {dtype}")
+    if dims is None or (tensor.shape == dims if exact else (
+        len(dims) == tensor.dim() and all(d < 0 or d == s for d, s in zip(dims, tensor.shape, strict=True))
+    )):
+        return
+    raise GeExecutionError(f"{node.describe()}: output {index} has shape {list(tensor.shape)}, the graph declares {list(dims)}")
+
+
+class _Step:
+    """One op node of the plan: its function, where its inputs are and its outputs go in the flat
+    list of values, whether a run checks the attrs it read, its output checks, and the slots whose
+    last reader it is (``dead``)."""
+
+    __slots__ = ("node", "function", "slots", "first", "count", "check_attrs", "checks", "dead")
+
+    def __init__(self, node, function, check_attrs, slots, first):
+        self.node, self.function, self.check_attrs = node, function, check_attrs
+        self.slots, self.first, self.count = slots, first, len(node.op.output_desc)
+        self.checks = tuple(c for i, d in enumerate(node.op.output_desc) if (c := _output_check(node, i, d)))
+
+
 class GeExecutor:
-    """A loaded GE graph, ready to run. Building it refuses op types it cannot run."""
+    """A loaded GE graph, planned and ready to run. Building it refuses op types it cannot run."""
 
     def __init__(self, graph):
         self.name = graph.name
@@ -221,76 +318,117 @@ class GeExecutor:
         outputs = [node for node in self.nodes if node.type == "NetOutput"]
         if len(outputs) != 1:
             raise GeExecutionError(f"GE graph {self.name!r} has {len(outputs)} NetOutput nodes, expected 1")
-        self.functions = {node.name: _op_function(node) for node in self.nodes if node.type not in _STRUCTURAL}
-        missing = [node for node in self.nodes if node.name in self.functions and self.functions[node.name] is None]
+        functions = {node.name: _op_function(node) for node in self.nodes if node.type not in _STRUCTURAL}
+        missing = [node for node in self.nodes if node.name in functions and functions[node.name] is None]
         if missing:
             raise _refuse_missing(missing)
-        self.consts = {node.name: _decode_const(node) for node in self.nodes if node.type == "Const"}
+        self._plan(functions)
+
+    def _plan(self, functions):
+        """Give every node output one slot in a flat list of values (slot 0 is an unfed optional
+        input, None) and turn each node into what a run does with it."""
+        template, first_slot, output_count = [None], {}, {}
+        self._datas, self._steps, self.consts = [], [], {}
+        for node in self.nodes:
+            if node.type == "NetOutput":
+                self._result_slots = self._slots(node, first_slot, output_count)
+                continue
+            first_slot[node.name] = len(template)
+            output_count[node.name] = 1 if node.type in ("Data", "Const") else len(node.op.output_desc)
+            template.extend([None] * output_count[node.name])
+            if node.type == "Const":
+                self.consts[node.name] = template[first_slot[node.name]] = _decode_const(node)
+            elif node.type == "Data":
+                desc = node.op.output_desc[0]
+                check = _output_check(node, 0, desc)
+                self._datas.append((node, node.int("index"), first_slot[node.name], len(desc.shape.dim) == 0, check))
+            else:
+                function, check_attrs = functions[node.name]
+                slots = self._slots(node, first_slot, output_count)
+                self._steps.append(_Step(node, function, check_attrs, slots, first_slot[node.name]))
+        self._template = template
+        self._free_after_last_use()
+        self._const_storages = {t.untyped_storage().data_ptr() for t in self.consts.values()}
+
+    def _free_after_last_use(self):
+        """Drop each intermediate value after the last step that reads it, as eager code drops its
+        temporaries: memory is reused while it is still in cache, and a run holds little at once."""
+        last_reader = {}
+        for position, step in enumerate(self._steps):
+            for slot in range(step.first, step.first + step.count):
+                last_reader[slot] = position  # an output nothing reads dies where it is made
+            for slot in step.slots:
+                last_reader[slot] = position
+        for step in self._steps:
+            step.dead = []
+        kept = {_UNFED, *self._result_slots}
+        for slot, position in last_reader.items():
+            if slot not in kept:
+                self._steps[position].dead.append(slot)
+
+    @staticmethod
+    def _slots(node, first_slot, output_count):
+        slots = []
+        for edge in node.edges:
+            if not edge:
+                slots.append(_UNFED)
+                continue
+            source, index = edge.rsplit(":", 1)
+            if int(index) >= output_count[source]:
+                raise GeExecutionError(f"{node.describe()}: input {edge} names output {index}, {source} has {output_count[source]}")
+            slots.append(first_slot[source] + int(index))
+        return slots
 
     def run(self, inputs, assigned_outputs=(), output_dtypes=None, observe=None):
         """Evaluate the graph on ``inputs``; results are written into the non-None tensors of
         ``assigned_outputs`` (by output index) and those tensors returned in their place.
         ``observe(node, inputs, outputs)``, if given, sees every op node after it ran."""
-        values = {}
-        for node in self.nodes:
-            if node.type == "Data":
-                values[node.name] = (self._data(node, inputs),)
-            elif node.type == "Const":
-                values[node.name] = (self.consts[node.name],)
-            elif node.type == "NetOutput":
-                results = [self._input(node, values, edge) for edge in node.edges]
-            else:
-                args = [self._input(node, values, edge) for edge in node.edges]
-                values[node.name] = self._call(node, args)
-                if observe is not None:
-                    observe(node, args, values[node.name])
-        return self._finish(results, inputs, assigned_outputs, output_dtypes)
+        values = self._template.copy()
+        for node, index, slot, scalar, check in self._datas:
+            values[slot] = self._data(node, inputs, index, scalar, check)
+        # A GE graph records no autograd (TorchAir runs forward and backward as separate graphs):
+        # its ops dispatch below the Autograd keys, as GE's kernels know nothing of it.
+        with torch._C._AutoDispatchBelowAutograd():
+            self._evaluate(values, observe)
+        return self._finish([values[slot] for slot in self._result_slots], inputs, assigned_outputs, output_dtypes)
+
+    def _evaluate(self, values, observe):
+        for step in self._steps:
+            node = step.node
+            args = [values[slot] for slot in step.slots]
+            if step.check_attrs:
+                node.read.clear()
+            try:
+                out = step.function(node, *args)
+            except GeExecutionError:
+                raise
+            except Exception as error:
+                raise GeExecutionError(f"{node.describe()}: {error}") from error
+            if step.check_attrs and not node.semantic <= node.read:
+                node.refuse_unread()
+            outputs = out if isinstance(out, tuple) else (out,)
+            if len(outputs) != step.count:
+                raise GeExecutionError(f"{node.describe()}: computed {len(outputs)} outputs, the node declares {step.count}")
+            values[step.first:step.first + step.count] = outputs
+            for check in step.checks:
+                _verify(node, outputs[check[0]], check)
+            if observe is not None:
+                observe(node, args, outputs)
+            for slot in step.dead:
+                values[slot] = None
 
     @staticmethod
-    def _input(node, values, edge):
-        if not edge:
-            return None  # an optional input left unfed
-        source, index = edge.rsplit(":", 1)
-        outputs = values[source]
-        if int(index) >= len(outputs):
-            raise GeExecutionError(f"{node.describe()}: input {edge} names output {index}, {source} has {len(outputs)}")
-        return outputs[int(index)]
-
-    @staticmethod
-    def _data(node, inputs):
-        index = node.int("index")
+    def _data(node, inputs, index, scalar, check):
         if not 0 <= index < len(inputs):
             raise GeExecutionError(f"{node.describe()}: index {index}, but the graph was run with {len(inputs)} inputs")
         tensor = inputs[index]
         if not isinstance(tensor, torch.Tensor):
             raise GeExecutionError(f"{node.describe()}: input {index} is {type(tensor).__name__}, expected a tensor")
-        desc = node.op.output_desc[0]
-        dims = list(desc.shape.dim)
-        if dims == [] and tensor.shape == (1,):
+        if scalar and tensor.shape == (1,):
             tensor = tensor.reshape(())  # TorchAir passes a symbolic size as a 1-element host tensor
-        _check_output(node, 0, tensor, desc)
+        if check:
+            _verify(node, tensor, check)
         return tensor
-
-    def _call(self, node, args):
-        node.read.clear()
-        try:
-            out = self.functions[node.name](node, *args)
-        except GeExecutionError:
-            raise
-        except Exception as error:
-            raise GeExecutionError(f"{node.describe()}: {error}") from error
-        unread = node.unread_attrs()
-        if unread:
-            raise GeExecutionError(
-                f"{node.describe()}: attrs {unread} are not honoured by the offline GE executor; "
-                "read (and implement) them in its function in airfuse/offline/ge_ops.py"
-            )
-        outputs = out if isinstance(out, tuple) else (out,)
-        if len(outputs) != len(node.op.output_desc):
-            raise GeExecutionError(f"{node.describe()}: computed {len(outputs)} outputs, the node declares {len(node.op.output_desc)}")
-        for i, (tensor, desc) in enumerate(zip(outputs, node.op.output_desc, strict=True)):
-            _check_output(node, i, tensor, desc)
-        return outputs
 
     def _finish(self, results, inputs, assigned_outputs, output_dtypes):
         if output_dtypes is not None:
@@ -301,7 +439,7 @@ class GeExecutor:
                 if tensor.dtype != dtype:
                     raise GeExecutionError(f"GE graph {self.name!r}: output {i} is {tensor.dtype}, GE declares {dtype}")
         # Outputs own their memory, as GE's do: copy those that alias an input, a Const or each other.
-        owned = {t.untyped_storage().data_ptr() for t in [*inputs, *self.consts.values()] if isinstance(t, torch.Tensor)}
+        owned = self._const_storages | {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor)}
         final = []
         for i, tensor in enumerate(results):
             target = assigned_outputs[i] if i < len(assigned_outputs) else None
@@ -318,22 +456,3 @@ class GeExecutor:
             owned.add(tensor.untyped_storage().data_ptr())
             final.append(tensor)
         return final
-
-
-def _check_output(node, index, tensor, desc):
-    """Compare a computed output with what the node's descriptor declares. Only Data/Const
-    descriptors and those TorchAir filled from the FX node's fake tensor (``_meta``) declare
-    anything: before loading, TorchAir sets every other unknown dtype to DT_FLOAT."""
-    if node.type not in ("Data", "Const") and "_meta" not in desc.attr:
-        return
-    if desc.dtype != _proto().DataType.Value("DT_UNDEFINED"):
-        dtype = proto_dtype_to_torch(desc.dtype, f"{node.describe()} output {index}")
-        if tensor.dtype != dtype:
-            raise GeExecutionError(f"{node.describe()}: output {index} is {tensor.dtype}, the graph declares {dtype}")
-    if desc.HasField("shape"):
-        dims = list(desc.shape.dim)
-        if -2 not in dims and (
-            len(dims) != tensor.dim() or any(d >= 0 and d != s for d, s in zip(dims, tensor.shape, strict=True))
-        ):
-            raise GeExecutionError(f"{node.describe()}: output {index} has shape {list(tensor.shape)}, the graph declares {dims}")
-

@@ -11,6 +11,12 @@ Semantics follow GE's operator definitions (the IR prototypes TorchAir's ``ge_ap
 torch's: e.g. GE binary ops take one dtype for both inputs (TorchAir inserts the Casts), and
 ``dst_type``-like attrs use GE's DataType numbering. To add an op: one function here, its entry in
 ``GE_OPS``, and its unit test in ``tests/offline/test_ge_ops.py``.
+
+These functions run on every call of a compiled model, so they do only what depends on the
+inputs: attrs are decoded once when the graph is compiled (``node.<type>(name)`` is a lookup),
+``_ints`` of a Const index/shape input is read once (``remember_const_ints``), and ``_check``
+takes its message as ``lambda: f"..."`` so the f-string is formatted only when the check fails (a
+plain string works too).
 """
 
 import math
@@ -24,38 +30,54 @@ _HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 
 def _check(condition, message):
-    # The executor prefixes the node's name and type to every error an op raises.
+    """Raise ``message`` (a str, or a function making it: an f-string is built only on failure)
+    unless ``condition``. The executor prefixes the node's name and type to every error an op raises."""
     if not condition:
-        raise ValueError(message)
+        raise ValueError(message() if callable(message) else message)
 
 
 def _same_dtype(**tensors):
-    dtypes = {name: t.dtype for name, t in tensors.items()}
-    _check(len(set(dtypes.values())) == 1, f"inputs must share one dtype (GE type T), got {dtypes}")
+    dtypes = {t.dtype for t in tensors.values()}
+    _check(len(dtypes) == 1, lambda: f"inputs must share one dtype (GE type T), got { {name: t.dtype for name, t in tensors.items()} }")
+
+
+_CONST_INTS = "_airfuse_const_ints"  # the tensor attribute that remember_const_ints sets
+
+
+def remember_const_ints(tensor):
+    """Read once the values of a Const that can be an index/shape input: a Const never changes,
+    so _ints returns them without reading the tensor on every run. The executor calls this for
+    each Const it decodes."""
+    if not tensor.dtype.is_floating_point and tensor.dtype != torch.bool and tensor.dim() <= 1 and tensor.numel() <= 64:
+        setattr(tensor, _CONST_INTS, tuple(_ints(tensor, "Const")))
 
 
 def _ints(tensor, name):
     """A host-side index/shape input (an int tensor) as a list of ints."""
-    _check(tensor is not None, f"input {name} is required")
-    _check(not tensor.dtype.is_floating_point and tensor.dtype != torch.bool, f"{name} must be an integer tensor, got {tensor.dtype}")
-    _check(tensor.dim() <= 1, f"{name} must be a scalar or a 1-D tensor, got shape {list(tensor.shape)}")
-    return [int(v) for v in tensor.reshape(-1).tolist()]
+    known = getattr(tensor, _CONST_INTS, None)
+    if known is not None:
+        return list(known)
+    _check(tensor is not None, lambda: f"input {name} is required")
+    _check(not tensor.dtype.is_floating_point and tensor.dtype != torch.bool, lambda: f"{name} must be an integer tensor, got {tensor.dtype}")
+    _check(tensor.dim() <= 1, lambda: f"{name} must be a scalar or a 1-D tensor, got shape {list(tensor.shape)}")
+    values = tensor.tolist()  # Python ints already; a 0-d tensor gives one
+    return values if isinstance(values, list) else [values]
 
 
 def _int(tensor, name):
     values = _ints(tensor, name)
-    _check(len(values) == 1, f"{name} must hold one value, got {values}")
+    _check(len(values) == 1, lambda: f"{name} must hold one value, got {values}")
     return values[0]
 
 
 def _axis(axis, rank, name):
-    _check(-rank <= axis < rank, f"{name} {axis} is out of range for rank {rank}")
+    _check(-rank <= axis < rank, lambda: f"{name} {axis} is out of range for rank {rank}")
     return axis % rank
 
 
 def _axes(axes, rank, name):
     normalized = [_axis(a, rank, name) for a in axes]
-    _check(len(set(normalized)) == len(normalized), f"{name} {axes} repeats an axis")
+    _check(len(set(normalized)) == len(normalized), lambda: f"{name} {axes} repeats an axis")
     return normalized
 
 
@@ -84,7 +106,7 @@ def _unary(fn):
 
 def _float_unary(fn):
     def op(node, x):
-        _check(x.dtype.is_floating_point, f"x must be a floating tensor, got {x.dtype}")
+        _check(x.dtype.is_floating_point, lambda: f"x must be a floating tensor, got {x.dtype}")
         return fn(x)
 
     return op
@@ -95,8 +117,15 @@ def _float_unary(fn):
 def real_div(node, x1, x2):
     # GE RealDiv is true division within one floating dtype; torch.div would promote integers.
     _same_dtype(x1=x1, x2=x2)
-    _check(x1.dtype.is_floating_point, f"x1, x2 must be floating tensors, got {x1.dtype}")
+    _check(x1.dtype.is_floating_point, lambda: f"x1, x2 must be floating tensors, got {x1.dtype}")
     return x1 / x2
+
+
+def pow_(node, x1, x2):
+    _same_dtype(x1=x1, x2=x2)
+    # A 0-d exponent (TorchAir's Const for x ** 2) as a Python number takes torch's scalar paths
+    # (x * x for 2), as eager x.pow(2) does.
+    return torch.pow(x1, x2.item() if x2.dim() == 0 else x2)
 
 
 def muls(node, x):
@@ -115,7 +144,7 @@ def sxpy(node, x1, x2, alpha):
 def exp(node, x):
     # y = base ** (scale * x + shift); base -1 means e.
     base, scale, shift = node.float("base"), node.float("scale"), node.float("shift")
-    _check(base == -1.0 or base > 0, f"attr base must be -1 (e) or > 0, got {base}")
+    _check(base == -1.0 or base > 0, lambda: f"attr base must be -1 (e) or > 0, got {base}")
     z = x * scale + shift if (scale, shift) != (1.0, 0.0) else x
     return torch.exp(z if base == -1.0 else z * math.log(base))
 
@@ -154,13 +183,13 @@ def tanh_grad(node, y, dy):
 
 
 def logical_not(node, x):
-    _check(x.dtype == torch.bool, f"x must be bool, got {x.dtype}")
+    _check(x.dtype == torch.bool, lambda: f"x must be bool, got {x.dtype}")
     return torch.logical_not(x)
 
 
 def _logical(fn):
     def op(node, x1, x2):
-        _check(x1.dtype == x2.dtype == torch.bool, f"x1, x2 must be bool, got {x1.dtype}, {x2.dtype}")
+        _check(x1.dtype == x2.dtype == torch.bool, lambda: f"x1, x2 must be bool, got {x1.dtype}, {x2.dtype}")
         return fn(x1, x2)
 
     return op
@@ -173,17 +202,17 @@ def floor_mod(node, x1, x2):
 
 
 def select_v2(node, condition, then, else_):
-    _check(condition.dtype == torch.bool, f"condition must be bool, got {condition.dtype}")
+    _check(condition.dtype == torch.bool, lambda: f"condition must be bool, got {condition.dtype}")
     _same_dtype(then=then, else_=else_)
     return torch.where(condition, then, else_)
 
 
 def masked_fill(node, x, mask, value):
-    _check(mask.dtype == torch.bool, f"mask must be bool, got {mask.dtype}")
+    _check(mask.dtype == torch.bool, lambda: f"mask must be bool, got {mask.dtype}")
     _same_dtype(x=x, value=value)
-    _check(value.numel() == 1, f"value must hold one element, got shape {list(value.shape)}")
+    _check(value.numel() == 1, lambda: f"value must hold one element, got shape {list(value.shape)}")
     out = x.masked_fill(mask, value.reshape(()))
-    _check(out.shape == x.shape, f"mask {list(mask.shape)} must broadcast to x {list(x.shape)}")
+    _check(out.shape == x.shape, lambda: f"mask {list(mask.shape)} must broadcast to x {list(x.shape)}")
     return out
 
 
@@ -195,7 +224,7 @@ def range_(node, start, limit, delta):
     # Scalars of possibly different dtypes (TorchAir feeds int32 Consts with an int64 size); the
     # output takes their common dtype, as aten.arange would, and TorchAir casts it afterwards.
     for name, t in (("start", start), ("limit", limit), ("delta", delta)):
-        _check(t.numel() == 1, f"{name} must hold one value, got shape {list(t.shape)}")
+        _check(t.numel() == 1, lambda: f"{name} must hold one value, got shape {list(t.shape)}")
     dtype = torch.promote_types(torch.promote_types(start.dtype, limit.dtype), delta.dtype)
     step = delta.item()
     _check(step != 0, "delta must not be 0")
@@ -214,7 +243,7 @@ def cumsum(node, x, axis):
 
 
 def tril(node, x):
-    _check(x.dim() >= 2, f"x must have rank >= 2, got {x.dim()}")
+    _check(x.dim() >= 2, lambda: f"x must have rank >= 2, got {x.dim()}")
     return torch.tril(x, node.int("diagonal"))
 
 
@@ -223,12 +252,12 @@ def tril(node, x):
 def _matmul(x1, x2, bias, t1, t2, batched):
     _same_dtype(x1=x1, x2=x2)
     if batched:
-        _check(x1.dim() >= 2 and x2.dim() >= 2, f"x1, x2 must have rank >= 2, got {x1.dim()}, {x2.dim()}")
+        _check(x1.dim() >= 2 and x2.dim() >= 2, lambda: f"x1, x2 must have rank >= 2, got {x1.dim()}, {x2.dim()}")
     else:
-        _check(x1.dim() == 2 and x2.dim() == 2, f"x1, x2 must be 2-D, got {x1.dim()}-D, {x2.dim()}-D")
+        _check(x1.dim() == 2 and x2.dim() == 2, lambda: f"x1, x2 must be 2-D, got {x1.dim()}-D, {x2.dim()}-D")
     a = x1.transpose(-1, -2) if t1 else x1
     b = x2.transpose(-1, -2) if t2 else x2
-    _check(a.shape[-1] == b.shape[-2], f"contracted dims differ: {list(a.shape)} @ {list(b.shape)}")
+    _check(a.shape[-1] == b.shape[-2], lambda: f"contracted dims differ: {list(a.shape)} @ {list(b.shape)}")
     y = torch.matmul(a, b)
     if bias is not None:
         _same_dtype(x1=x1, bias=bias)
@@ -269,7 +298,7 @@ def reduce_sum(node, x, axes):
 
 
 def reduce_mean(node, x, axes):
-    _check(x.dtype.is_floating_point, f"x must be a floating tensor, got {x.dtype}")
+    _check(x.dtype.is_floating_point, lambda: f"x must be a floating tensor, got {x.dtype}")
     mean = lambda t, d, k: _float_compute(lambda f: f.mean(d, keepdim=k), t)  # noqa: E731
     return _reduce(x, axes, node.bool("keep_dims"), node.bool("noop_with_empty_axes"), mean)
 
@@ -279,10 +308,13 @@ def _softmax_axes(node, x):
 
 
 def softmax_v2(node, x):
-    _check(x.dtype.is_floating_point, f"x must be a floating tensor, got {x.dtype}")
+    _check(x.dtype.is_floating_point, lambda: f"x must be a floating tensor, got {x.dtype}")
     dims = _softmax_axes(node, x)
     out_dtype = torch.float32 if node.bool("half_to_float") and x.dtype == torch.float16 else x.dtype
-    xf = x.float() if x.dtype in _HALF_DTYPES else x
+    compute_dtype = torch.float32 if x.dtype in _HALF_DTYPES else x.dtype
+    if len(dims) == 1:
+        return torch.softmax(x, dims[0], dtype=compute_dtype).to(out_dtype)  # the same math, one kernel
+    xf = x.to(compute_dtype)
     e = torch.exp(xf - xf.amax(dims, keepdim=True))
     return (e / e.sum(dims, keepdim=True)).to(out_dtype)
 
@@ -294,7 +326,7 @@ def softmax_grad(node, softmax, grad_softmax):
 
 
 def log_softmax_v2(node, logits):
-    _check(logits.dtype.is_floating_point, f"logits must be a floating tensor, got {logits.dtype}")
+    _check(logits.dtype.is_floating_point, lambda: f"logits must be a floating tensor, got {logits.dtype}")
     dims = _axes(node.ints("axes"), logits.dim(), "attr axes")
     return _float_compute(lambda f: f - f.logsumexp(dims, keepdim=True), logits)
 
@@ -370,25 +402,25 @@ _REDUCTIONS = ("none", "mean", "sum")
 
 def _nll_weights(node, x, target, weight):
     """Per-sample weights ``weight[target]``, 0 where target is ``ignore_index``; x is [N, C] or [C]."""
-    _check(x.dim() in (1, 2), f"x must be [N, C] or [C], got shape {list(x.shape)}")
-    _check(x.dtype == torch.float32, f"x must be float32 (GE NLLLoss's only type), got {x.dtype}")
-    _check(target.dtype in (torch.int32, torch.int64), f"target must be int32 or int64, got {target.dtype}")
+    _check(x.dim() in (1, 2), lambda: f"x must be [N, C] or [C], got shape {list(x.shape)}")
+    _check(x.dtype == torch.float32, lambda: f"x must be float32 (GE NLLLoss's only type), got {x.dtype}")
+    _check(target.dtype in (torch.int32, torch.int64), lambda: f"target must be int32 or int64, got {target.dtype}")
     classes = x.shape[-1]
     rows = target.reshape(-1).long()
-    _check(rows.numel() == (x.shape[0] if x.dim() == 2 else 1), f"target {list(target.shape)} does not match x {list(x.shape)}")
+    _check(rows.numel() == (x.shape[0] if x.dim() == 2 else 1), lambda: f"target {list(target.shape)} does not match x {list(x.shape)}")
     ignore_index = node.int("ignore_index")
     kept = rows != ignore_index
-    _check(bool(((rows[kept] >= 0) & (rows[kept] < classes)).all()), f"target values out of range [0, {classes})")
+    _check(bool(((rows[kept] >= 0) & (rows[kept] < classes)).all()), lambda: f"target values out of range [0, {classes})")
     if weight is None:
         weight = torch.ones(classes, dtype=x.dtype)
-    _check(weight.shape == (classes,) and weight.dtype == x.dtype, f"weight must be {x.dtype}[{classes}], got {weight.dtype}{list(weight.shape)}")
+    _check(weight.shape == (classes,) and weight.dtype == x.dtype, lambda: f"weight must be {x.dtype}[{classes}], got {weight.dtype}{list(weight.shape)}")
     safe = torch.where(kept, rows, 0)
     return rows.numel(), safe, weight[safe] * kept
 
 
 def _reduction(node):
     reduction = node.str("reduction")
-    _check(reduction in _REDUCTIONS, f"attr reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+    _check(reduction in _REDUCTIONS, lambda: f"attr reduction must be one of {_REDUCTIONS}, got {reduction!r}")
     return reduction
 
 
@@ -411,7 +443,7 @@ def nll_loss_grad(node, x, y_grad, target, weight, total_weight):
     _same_dtype(x=x, y_grad=y_grad, total_weight=total_weight)
     n, safe, w = _nll_weights(node, x, target, weight)
     if reduction == "none":
-        _check(y_grad.numel() == n, f"y_grad must hold one value per sample ({n}), got shape {list(y_grad.shape)}")
+        _check(y_grad.numel() == n, lambda: f"y_grad must hold one value per sample ({n}), got shape {list(y_grad.shape)}")
         scale = y_grad.reshape(n)
     else:
         _check(y_grad.numel() == 1 and total_weight.numel() == 1, "y_grad and total_weight must hold one value")
@@ -425,10 +457,10 @@ def nll_loss_grad(node, x, y_grad, target, weight, total_weight):
 
 def embedding_dense_grad(node, grad, indices):
     num_weights, padding_idx = node.int("num_weights"), node.int("padding_idx")
-    _check(not indices.dtype.is_floating_point and indices.dtype != torch.bool, f"indices must be integers, got {indices.dtype}")
-    _check(grad.shape[: indices.dim()] == indices.shape, f"grad {list(grad.shape)} must start with indices' shape {list(indices.shape)}")
+    _check(not indices.dtype.is_floating_point and indices.dtype != torch.bool, lambda: f"indices must be integers, got {indices.dtype}")
+    _check(grad.shape[: indices.dim()] == indices.shape, lambda: f"grad {list(grad.shape)} must start with indices' shape {list(indices.shape)}")
     rows = indices.reshape(-1).long()
-    _check(bool(((rows >= 0) & (rows < num_weights)).all()), f"indices out of range [0, {num_weights})")
+    _check(bool(((rows >= 0) & (rows < num_weights)).all()), lambda: f"indices out of range [0, {num_weights})")
     grad_rows = grad.reshape(rows.numel(), -1).float()
     if node.bool("scale_grad_by_freq"):
         grad_rows = grad_rows / torch.bincount(rows, minlength=num_weights)[rows, None]
@@ -456,7 +488,7 @@ def reshape(node, x, shape_):
 
 def transpose(node, x, perm):
     dims = _ints(perm, "perm")
-    _check(len(dims) == x.dim(), f"perm {dims} must list {x.dim()} axes")
+    _check(len(dims) == x.dim(), lambda: f"perm {dims} must list {x.dim()} axes")
     return x.permute(_axes(dims, x.dim(), "perm"))
 
 
@@ -465,7 +497,7 @@ def squeeze(node, x):
     if not axes:
         return x.squeeze()
     dims = _axes(axes, x.dim(), "attr axis")
-    _check(all(x.shape[d] == 1 for d in dims), f"attr axis {axes} names dims of shape {list(x.shape)} that are not 1")
+    _check(all(x.shape[d] == 1 for d in dims), lambda: f"attr axis {axes} names dims of shape {list(x.shape)} that are not 1")
     return x.squeeze(dims)
 
 
@@ -479,12 +511,12 @@ def unsqueeze(node, x):
 
 def broadcast_to(node, x, shape_):
     dims = _ints(shape_, "shape")
-    _check(len(dims) >= x.dim(), f"shape {dims} has lower rank than x {list(x.shape)}")
+    _check(len(dims) >= x.dim(), lambda: f"shape {dims} has lower rank than x {list(x.shape)}")
     # -1 keeps x's size in that dim (TorchAir passes aten.expand's sizes through); it cannot
     # stand for a leading dim that x does not have.
     new_dims = len(dims) - x.dim()
-    _check(all(d >= 0 for d in dims[:new_dims]), f"shape {dims}: a new leading dim cannot be -1 or negative")
-    _check(all(d >= -1 for d in dims[new_dims:]), f"shape {dims} has negative sizes other than -1")
+    _check(all(d >= 0 for d in dims[:new_dims]), lambda: f"shape {dims}: a new leading dim cannot be -1 or negative")
+    _check(all(d >= -1 for d in dims[new_dims:]), lambda: f"shape {dims} has negative sizes other than -1")
     return x.expand(dims)
 
 
@@ -499,42 +531,42 @@ def expand(node, x, shape_):
 
 
 def fill(node, dims, value):
-    _check(value.numel() == 1, f"value must hold one element, got shape {list(value.shape)}")
+    _check(value.numel() == 1, lambda: f"value must hold one element, got shape {list(value.shape)}")
     return value.reshape(()).expand(_ints(dims, "dims")).clone()
 
 
 def pack(node, *x):
-    _check(len(x) == node.int("N"), f"attr N is {node.int('N')} but {len(x)} tensors are packed")
+    _check(len(x) == node.int("N"), lambda: f"attr N is {node.int('N')} but {len(x)} tensors are packed")
     _same_dtype(**{f"x{i}": t for i, t in enumerate(x)})
     return torch.stack(x, _axis(node.int("axis"), x[0].dim() + 1, "attr axis"))
 
 
 def concat_v2(node, *inputs):
     *x, concat_dim = inputs
-    _check(len(x) == node.int("N"), f"attr N is {node.int('N')} but {len(x)} tensors are concatenated")
+    _check(len(x) == node.int("N"), lambda: f"attr N is {node.int('N')} but {len(x)} tensors are concatenated")
     _same_dtype(**{f"x{i}": t for i, t in enumerate(x)})
     # An input of shape [0] is skipped, whatever the others' rank (as torch.cat does): Hugging
     # Face's KV cache starts as one and is concatenated with 4-D states along dim -2.
     parts = [t for t in x if t.shape != (0,)] or [x[0]]
     rank = parts[0].dim()
-    _check(all(t.dim() == rank for t in parts), f"inputs differ in rank: {[list(t.shape) for t in parts]}")
+    _check(all(t.dim() == rank for t in parts), lambda: f"inputs differ in rank: {[list(t.shape) for t in parts]}")
     return torch.cat(parts, _axis(_int(concat_dim, "concat_dim"), rank, "concat_dim"))
 
 
 def pad_v3(node, x, paddings, constant_values):
     mode = node.str("mode")
-    _check(mode == "constant", f"attr mode {mode!r} is not implemented by the offline executor (only 'constant')")
+    _check(mode == "constant", lambda: f"attr mode {mode!r} is not implemented by the offline executor (only 'constant')")
     pads = _ints(paddings, "paddings")
-    _check(len(pads) == 2 * x.dim(), f"paddings {pads} must hold a (before, after) pair for each of x's {x.dim()} dims")
+    _check(len(pads) == 2 * x.dim(), lambda: f"paddings {pads} must hold a (before, after) pair for each of x's {x.dim()} dims")
     # Contiguous: [before0, after0, before1, after1, ...]; otherwise all befores, then all afters.
     pairs = list(zip(pads[0::2], pads[1::2])) if node.bool("paddings_contiguous") else list(zip(pads[: x.dim()], pads[x.dim():]))
     value = 0
     if constant_values is not None:
         # Its type list is not x's T: TorchAir passes aten's Scalar as a float Const for int x.
         # The value must survive the conversion to x's dtype.
-        _check(constant_values.numel() == 1, f"constant_values must hold one value, got shape {list(constant_values.shape)}")
+        _check(constant_values.numel() == 1, lambda: f"constant_values must hold one value, got shape {list(constant_values.shape)}")
         value = constant_values.reshape(()).to(x.dtype)
-        _check(bool(value.to(constant_values.dtype) == constant_values.reshape(())), f"constant_values {constant_values.item()} is not a {x.dtype} value")
+        _check(bool(value.to(constant_values.dtype) == constant_values.reshape(())), lambda: f"constant_values {constant_values.item()} is not a {x.dtype} value")
         value = value.item()
     # F.pad lists pairs from the last dim; negative sizes crop, as in aten.constant_pad_nd.
     return F.pad(x, [p for pair in reversed(pairs) for p in pair], value=value)
@@ -544,8 +576,8 @@ def index_by_tensor(node, x, *indices):
     # Advanced indexing: indices_mask[i] says whether dim i is indexed (by the next index tensor);
     # index tensors broadcast together, and the indexed dims are replaced as in aten.index.
     mask = node.ints("indices_mask")
-    _check(len(mask) <= x.dim() and set(mask) <= {0, 1}, f"attr indices_mask {mask} must be 0/1 flags for x's {x.dim()} dims")
-    _check(sum(mask) == len(indices), f"attr indices_mask {mask} marks {sum(mask)} dims, {len(indices)} index tensors given")
+    _check(len(mask) <= x.dim() and set(mask) <= {0, 1}, lambda: f"attr indices_mask {mask} must be 0/1 flags for x's {x.dim()} dims")
+    _check(sum(mask) == len(indices), lambda: f"attr indices_mask {mask} marks {sum(mask)} dims, {len(indices)} index tensors given")
     index_tensors = iter(indices)
     key = []
     for dim, indexed in enumerate(mask):
@@ -553,9 +585,9 @@ def index_by_tensor(node, x, *indices):
             key.append(slice(None))
             continue
         index = next(index_tensors)
-        _check(index.dtype == torch.int64, f"indices must be int64, got {index.dtype}")
+        _check(index.dtype == torch.int64, lambda: f"indices must be int64, got {index.dtype}")
         size = x.shape[dim]
-        _check(bool(((index >= -size) & (index < size)).all()), f"indices out of range [-{size}, {size}) for dim {dim}")
+        _check(bool(((index >= -size) & (index < size)).all()), lambda: f"indices out of range [-{size}, {size}) for dim {dim}")
         key.append(index)
     return x[tuple(key)]
 
@@ -564,11 +596,11 @@ def split_v(node, x, size_splits, split_dim):
     num_split = node.int("num_split")
     sizes = _ints(size_splits, "size_splits")
     dim = _axis(_int(split_dim, "split_dim"), x.dim(), "split_dim")
-    _check(len(sizes) == num_split, f"size_splits {sizes} does not have num_split={num_split} entries")
-    _check(sizes.count(-1) <= 1 and all(s >= -1 for s in sizes), f"size_splits {sizes}: at most one -1, no other negatives")
+    _check(len(sizes) == num_split, lambda: f"size_splits {sizes} does not have num_split={num_split} entries")
+    _check(sizes.count(-1) <= 1 and all(s >= -1 for s in sizes), lambda: f"size_splits {sizes}: at most one -1, no other negatives")
     if -1 in sizes:
         sizes[sizes.index(-1)] = x.shape[dim] - (sum(sizes) + 1)
-    _check(sum(sizes) == x.shape[dim] and min(sizes) >= 0, f"size_splits {sizes} do not split dim {dim} of size {x.shape[dim]}")
+    _check(sum(sizes) == x.shape[dim] and min(sizes) >= 0, lambda: f"size_splits {sizes} do not split dim {dim} of size {x.shape[dim]}")
     return tuple(torch.split(x, sizes, dim))
 
 
@@ -588,10 +620,10 @@ def scatter_elements(node, data, indices, updates):
 
 
 def _gather(x, indices, axis, negative_ok):
-    _check(not indices.dtype.is_floating_point and indices.dtype != torch.bool, f"indices must be integers, got {indices.dtype}")
+    _check(not indices.dtype.is_floating_point and indices.dtype != torch.bool, lambda: f"indices must be integers, got {indices.dtype}")
     size = x.shape[axis]
     low = -size if negative_ok else 0
-    _check(bool(((indices >= low) & (indices < size)).all()), f"indices out of range [{low}, {size}) for axis {axis}")
+    _check(bool(((indices >= low) & (indices < size)).all()), lambda: f"indices out of range [{low}, {size}) for axis {axis}")
     flat = indices.reshape(-1).long() % max(size, 1)
     out = torch.index_select(x, axis, flat)
     return out.reshape((*x.shape[:axis], *indices.shape, *x.shape[axis + 1:]))
@@ -622,12 +654,16 @@ def strided_slice_v2(node, x, begin, end, axes, strides):
     dims = _ints(axes, "axes") if axes is not None else list(range(len(starts)))
     steps = _ints(strides, "strides") if strides is not None else [1] * len(starts)
     _check(len(starts) == len(stops) == len(dims) == len(steps), "begin, end, axes and strides differ in length")
-    _check(all(s != 0 for s in steps), f"strides {steps} contain 0")
+    _check(all(s != 0 for s in steps), lambda: f"strides {steps} contain 0")
     for i, (start, stop, dim, step) in enumerate(zip(starts, stops, _axes(dims, x.dim(), "axes"), steps, strict=True)):
         # A set mask bit i means: ignore begin[i] / end[i] and take the dim from its start / to its end.
         start = None if begin_mask >> i & 1 else start
         stop = None if end_mask >> i & 1 else stop
-        x = torch.index_select(x, dim, torch.arange(*slice(start, stop, step).indices(x.shape[dim])))
+        start, stop, step = slice(start, stop, step).indices(x.shape[dim])
+        if step > 0:
+            x = x[(slice(None),) * dim + (slice(start, stop, step),)]  # a view, as torch slices
+        else:
+            x = torch.index_select(x, dim, torch.arange(start, stop, step))  # torch has no negative steps
     return x
 
 
@@ -676,7 +712,7 @@ GE_OPS = {
     "NotEqual": _binary(torch.ne),
     "Pack": pack,
     "PadV3": pad_v3,
-    "Pow": _binary(torch.pow),
+    "Pow": pow_,
     "Range": range_,
     "RealDiv": real_div,
     "ReduceMean": reduce_mean,

@@ -272,3 +272,90 @@ def test_stand_in_compile_refuses_unknown_ops_before_running():
     npu_graph.load(_serialized(graph), {}, [1], [DataType.DT_FLOAT], 0)
     with pytest.raises(GeExecutionError, match="Erfinv"):
         npu_graph.compile()
+
+
+def _with_neg_function(monkeypatch, function):
+    """Run the graph's Neg nodes with ``function`` instead of GE_OPS's (as an op added to GE_OPS would)."""
+    from airfuse.offline import ge_executor
+
+    monkeypatch.setitem(ge_executor.GE_OPS, "Neg", function)
+
+
+def test_an_attr_is_checked_as_read_on_every_run_not_only_the_first(monkeypatch):
+    """Which attrs a GE op function reads may depend on its inputs, so each run checks them."""
+
+    def neg_reading_approximate_for_positive_sums(node, x):
+        if x.sum() > 0:
+            node.str("approximate")
+        return -x
+
+    _with_neg_function(monkeypatch, neg_reading_approximate_for_positive_sums)
+    graph = build_graph(ge.Neg, rand(2))
+    [neg] = [op for op in graph.op if op.type == "Neg"]
+    neg.attr["approximate"].s = b"tanh"
+    executor = GeExecutor(graph)
+    torch.testing.assert_close(executor.run([torch.ones(2)])[0], -torch.ones(2))
+    with pytest.raises(GeExecutionError, match=r"attrs \['approximate'\] are not honoured"):
+        executor.run([-torch.ones(2)])
+
+
+def test_an_output_of_the_wrong_dtype_is_caught_on_any_run(monkeypatch):
+    calls = []
+
+    def neg_in_float16_on_the_second_call(node, x):
+        calls.append(x)
+        return -x if len(calls) == 1 else (-x).half()
+
+    _with_neg_function(monkeypatch, neg_in_float16_on_the_second_call)
+    x = rand(2, 3)
+    graph = build_graph(ge.Neg, x)
+    [neg] = [op for op in graph.op if op.type == "Neg"]
+    neg.output_desc[0].attr["_meta"].s = b"Tensor(...)"
+    neg.output_desc[0].dtype = ge_ir_pb2.DataType.Value("DT_FLOAT")
+    executor = GeExecutor(graph)
+    executor.run([x])
+    with pytest.raises(GeExecutionError, match=r"node 'Neg'.*output 0 is torch.float16, the graph declares torch.float32"):
+        executor.run([x])
+
+
+def test_runs_reuse_the_plan_made_at_compile(monkeypatch):
+    """Attrs, Consts and descriptor dtypes are decoded once, when the executor is built."""
+    from airfuse.offline import ge_executor
+
+    x = rand(2, 3)
+    graph = build_graph(lambda t: ge.Cast(ge.Reshape(ge.Mul(t, ge.Const(2.0)), ge.Const([3, 2])), dst_type=DataType.DT_FLOAT16), x)
+    for op in graph.op:
+        for desc in op.output_desc:
+            desc.attr["_meta"].s = b"Tensor(...)"  # every output checked against its descriptor
+    executor = GeExecutor(graph)
+
+    def decoding_during_a_run(*args):
+        raise AssertionError("decoded during a run")
+
+    for name in ("_decode_attr", "_decode_const", "proto_dtype_to_torch", "_output_check"):
+        monkeypatch.setattr(ge_executor, name, decoding_during_a_run)
+    expected = (x * 2).reshape(3, 2).half()
+    for _ in range(2):
+        assert torch.equal(executor.run([x], output_dtypes=[DataType.DT_FLOAT16])[0], expected)
+
+
+def test_an_airfuse_node_with_an_attr_outside_its_ir_is_refused_at_compile():
+    x, gamma = rand(3, 16), torch.rand(16)
+    graph = _rms_norm_graph(x, gamma, 1e-6)
+    [node] = [op for op in graph.op if op.type == "AirfuseRmsNorm"]
+    node.attr["axis"].i = -1
+    with pytest.raises(GeExecutionError, match=r"node 'AirfuseRmsNorm'.*attrs \['axis'\] are not honoured"):
+        GeExecutor(graph)
+
+
+def test_values_outlive_all_their_readers_and_unread_outputs_are_dropped():
+    x = rand(3, 6)
+
+    def build(t):
+        first, _second = ge.SplitV(t, ge.Const([2, 4]), ge.Const(1), num_split=2)
+        negated = ge.Neg(first)
+        return [ge.Mul(negated, ge.Abs(negated)), ge.Add(negated, first)]
+
+    product, total = run_graph(build_graph(build, x), x)
+    torch.testing.assert_close(product, -x[:, :2] * x[:, :2].abs())
+    torch.testing.assert_close(total, torch.zeros(3, 2))
