@@ -192,6 +192,11 @@ private:
             return;
         }
         LocalTensor<float> r = rstdQue_.AllocTensor<float>();
+        // AllocTensor orders the buffer's last store (MTE3) before V only; the scalar write
+        // needs its own MTE3 -> S (the resident path has a V -> S wait in between that carries it).
+        int32_t eventMTE3S = GetTPipePtr()->FetchEventID(HardEvent::MTE3_S);
+        SetFlag<HardEvent::MTE3_S>(eventMTE3S);
+        WaitFlag<HardEvent::MTE3_S>(eventMTE3S);
         r.SetValue(0, rv);
         CopyOutRstd(r, row, 1);
     }

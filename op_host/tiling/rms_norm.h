@@ -91,7 +91,7 @@ template <typename F>
 inline Plan PlanRows(const char* op, const ChipInfo& chip, uint64_t rows, uint32_t cols, uint32_t elemsPer32, uint32_t forceBlockDim,
                      uint64_t minRows, F bytes, Result& res, uint32_t& rowCores) {
     Partition(chip, rows, forceBlockDim, minRows, res, rowCores);
-    Plan p = ChoosePlan(chip.ubBytes, cols, elemsPer32, CeilDiv(rows, rowCores), bytes);
+    Plan p = ChoosePlan(chip.ubBytes, cols, elemsPer32, StepRows(CeilDiv(rows, rowCores), uint64_t(cols) * (32 / elemsPer32)), bytes);
     if (p.bufferNum == 0) {
         res.error = std::string(op) + ": no UB plan fits " + std::to_string(chip.ubBytes) + " bytes";
     } else if (p.chunk < cols && !forceBlockDim) {
@@ -111,7 +111,10 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     if (!res.ok()) return res;
     uint32_t s = SizeOf(x), g = SizeOf(gamma), e = 32 / s, tiles = residual ? 4 : 2;
     bool aligned = !chip.hasDataCopyPad, natural = aligned && cols < e;
-    res.blockDim = BlockDimForRows(rows, chip.vectorCores, uint64_t(cols) * g, uint64_t(tiles) * cols * s + 4);
+    // Every core as soon as there are rows for it: the per-row vector and sync work, not bytes,
+    // bounds a core (benchmarks/kernel_time.py), and gamma, the one thing each core re-reads, is
+    // one row per core (L2 serves the re-reads).
+    res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
     // 310P: a core's rstd (one float per row) and, for rows under 32 B, its y (and x) hold a whole block.
     uint64_t minRows = natural && CeilDiv(e, cols) > 8 ? CeilDiv(e, cols) : 8;
     auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
