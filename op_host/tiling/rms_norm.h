@@ -54,6 +54,12 @@ inline void FillRowFields(Tiling* out, uint64_t rows, uint32_t cols, const Plan&
     out->floatCols = f;
 }
 
+// Float32 work elements of the forward kernel (kernels/rms_norm_rows.h): a resident step's rows
+// are converted together; a split row one chunk at a time.
+inline uint64_t WorkCols(uint32_t rpl, uint32_t chunk, uint32_t cols, uint32_t stride, uint64_t floatCols) {
+    return chunk < cols ? floatCols : uint64_t(rpl) * stride;
+}
+
 // A GmStream stage (kernels/gm_copy.h) for `elems` values of `size` bytes: plus three blocks, >= 4 blocks.
 inline uint32_t StageBytes(uint64_t elems, uint32_t size) {
     uint64_t e = 32 / size, b = (RoundUp(elems, e) + 3 * e) * size;
@@ -118,11 +124,11 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     // 310P: a core's rstd (one float per row) and, for rows under 32 B, its y (and x) hold a whole block.
     uint64_t minRows = natural && CeilDiv(e, cols) > 8 ? CeilDiv(e, cols) : 8;
     auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
-        uint64_t f = detail::FloatCols(aligned, chunk, s);
-        uint64_t b = tiles * buf * R32(uint64_t(rpl) * stride * s) + 2 * R32(f * 4) + R32(32 + ReduceTmpBytes(uint32_t(f)));
+        uint64_t f = detail::FloatCols(aligned, chunk, s), work = WorkCols(rpl, chunk, cols, stride, f);
+        uint64_t b = tiles * buf * R32(uint64_t(rpl) * stride * s) + R32(work * 4) + R32(f * 4) + rpl * R32(32 + ReduceTmpBytes(uint32_t(f)));
         b += aligned ? StageBytes(rpl, 4) : buf * R32(rpl * 4ull);
         if (natural) b += (residual ? 2 : 1) * uint64_t(StageBytes(uint64_t(rpl) * cols, s));
-        if (residual && s != 4) b += R32(f * 4);
+        if (residual && s != 4) b += R32(work * 4);
         if (chunk < cols) b += buf * R32(f * g);
         return b;
     };
@@ -134,6 +140,8 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     out->epsilon = epsilon;
     out->rowCores = rowCores;
     out->rstdStageBytes = aligned ? StageBytes(p.rowsPerLoop, 4) : 0;
+    out->workCols = uint32_t(WorkCols(p.rowsPerLoop, p.chunk, cols, p.rowStride, out->floatCols));
+    out->redSlotBytes = uint32_t(R32(32 + out->reduceTmpBytes));
     out->outStageBytes = natural ? StageBytes(uint64_t(p.rowsPerLoop) * cols, s) : 0;
     return res;
 }
