@@ -10,13 +10,15 @@ finish before one load and one store have landed). Chips: Ascend910B2 and Ascend
 (bfloat16), Ascend310P3 (float16; it has no bfloat16).
 
 Big shapes: the twin runs a kernel at about 10 M elements a second, so a launch over more than
-LIMIT elements is modelled from two runs of the same kernel with the same block_dim forced and
-block_dim * k rows (tokens), k = k2 / 2 and k2 (k2 the largest power of two keeping the run under
-LIMIT, at least 16): every core then does k identical row steps (the UB plan depends only on the row length,
-dtype and chip once a core holds more rows than one step moves), so a core's time is affine in k,
-and the slowest core of the full launch, with ceil(rows / block_dim) rows, is extrapolated from
-the two. A third run at k2 / 4 checks the affinity: those rows say "extrap", or "extrap?" when the
-three runs are not affine within 2 % (the extrapolation is then not to be trusted).
+LIMIT elements is modelled from runs of the same kernel with the same block_dim forced and
+block_dim * k rows (tokens), k = k2 / 2 and k2 (k2 = rows per step of the full launch times a
+power of two, at least 4 steps and MIN_ROWS rows: short runs are still latency-bound). The row kernels (rms_norm,
+add_rms_norm, rms_norm_backward) get the full launch's tiling with only the row counts replaced,
+so every core does k / (rows per step) steps identical to the full launch's; the elementwise
+ones (add, activations, rope) tile by elements, independent of the row count. A core's time is
+then affine in k, and the slowest core of the full launch, with ceil(rows / block_dim) rows, is
+extrapolated from the two. A third run at k2 / 4 checks the affinity: those rows say "extrap",
+or "extrap?" when the three runs are not affine within 2 % (then not to be trusted).
 
 Tokens 1 and 16 are printed apart (launch-bound: latency, not bandwidth, decides them) and left
 out of the worst ratio. Last line: worst_time_ratio=<x> over the rest (forward and backward
@@ -25,7 +27,9 @@ Needs `make twin`.
 """
 
 import argparse
+import contextlib
 import math
+import struct
 
 import torch
 
@@ -39,6 +43,7 @@ HIDDEN = (128, 1024, 4096, 8192, 16384)
 MLP_WIDTHS = (11008, 14336)  # intermediate sizes of LLaMA-2 7B and LLaMA-3 8B / Mistral 7B
 ROPE_HEADS, ROPE_DIM = 32, 128  # q of a 32-head attention, [1, S, N, D] with cos/sin [1, S, 1, D]
 LIMIT = 1 << 22
+MIN_ROWS = 32  # rows per core of the largest extrapolation run: enough for the steady state
 NORM_KERNELS = ("rms_norm", "add_rms_norm", "rms_norm_backward", "add")
 ACT_KERNELS = ("silu_mul", "silu_mul_backward", "swiglu", "swiglu_backward", "gelu", "gelu_backward")
 ROPE_KERNELS = ("rope", "rope_backward")
@@ -102,6 +107,44 @@ def run(kernel, tokens, hidden, dtype, chip, block_dim=0):
     return call(chip=chip, count_only=True, block_dim=block_dim), minimum, elems
 
 
+ROW_TILINGS = {"rms_norm": "rms_norm", "add_rms_norm": "add_rms_norm", "rms_norm_backward": "rms_norm_grad"}
+
+
+@contextlib.contextmanager
+def full_plan(kernel, full_rows):
+    """Row kernels: launches take the tiling of `full_rows` rows, with only the row count and the
+    rows per core replaced by the launch's (block_dim * k rows, k each): the same UB plan and
+    rows per step as the full launch, on fewer rows."""
+    kind = ROW_TILINGS.get(kernel)
+    if kind is None:
+        yield
+        return
+    plain = twin.tiling
+
+    def patched(name, chip, rows, *rest):
+        if name != kind:
+            return plain(name, chip, rows, *rest)
+        tile = plain(name, chip, full_rows, *rest)
+        struct.pack_into("<Q", tile.data, 0, rows)  # numRows
+        struct.pack_into("<II", tile.data, 16, rows // tile.block_dim, 0)  # rowsPerCore, rowsRemainder
+        return tile
+
+    twin.tiling = patched
+    try:
+        yield
+    finally:
+        twin.tiling = plain
+
+
+def rows_per_step(kernel, tokens, hidden, dtype, chip):
+    kind = ROW_TILINGS.get(kernel)
+    if kind is None:
+        return 1
+    ge = twin.GE_DTYPE[dtype]
+    args = (ge, ge, 1e-6, 0) if kind != "rms_norm_grad" else (ge, ge, 0)
+    return struct.unpack_from("<I", twin.tiling(kind, chip, tokens, hidden, *args).data, 24)[0]
+
+
 def modelled(kernel, tokens, hidden, dtype, chip):
     """(µs, block_dim, min bytes, elements, how: "" run, "extrap" extrapolated, "extrap?" when the
     three smaller runs were not affine within 2 %)."""
@@ -111,12 +154,14 @@ def modelled(kernel, tokens, hidden, dtype, chip):
         return launch.cost.us, launch.block_dim, minimum, elems, ""
     minimum, elems = _sizes(kernel, tokens, hidden, dtype)
     block_dim = full_block_dim(kernel, tokens, hidden, dtype, chip)
-    k2 = 1 << int(math.log2(max(16, LIMIT // (block_dim * per_token))))
-    t0, t1, t2 = (run(kernel, block_dim * k, hidden, dtype, chip, block_dim)[0].cost.us for k in (k2 // 4, k2 // 2, k2))
-    step = (t2 - t1) / (k2 - k2 // 2)
-    affine = abs((t1 - t0) - step * (k2 // 2 - k2 // 4)) <= 0.02 * t1
+    step = rows_per_step(kernel, tokens, hidden, dtype, chip)
+    k2 = step * (1 << max(2, math.ceil(math.log2(MIN_ROWS / step))))
+    with full_plan(kernel, tokens):
+        t0, t1, t2 = (run(kernel, block_dim * k, hidden, dtype, chip, block_dim)[0].cost.us for k in (k2 // 4, k2 // 2, k2))
+    slope = (t2 - t1) / (k2 - k2 // 2)
+    affine = abs((t1 - t0) - slope * (k2 // 2 - k2 // 4)) <= 0.02 * t1
     k = math.ceil(tokens / block_dim)
-    return t2 + step * (k - k2), block_dim, minimum, elems, "extrap" if affine else "extrap?"
+    return t2 + slope * (k - k2), block_dim, minimum, elems, "extrap" if affine else "extrap?"
 
 
 def _sizes(kernel, tokens, hidden, dtype):
@@ -158,7 +203,7 @@ def roofline_us(kernel, minimum, elems, chip, dtype):
     memory = minimum / (p("hbm_gbps") * 1e3)
     passes = VECTOR_PASSES[kernel] - (2 if dtype == torch.float32 else 0)
     vector = elems * 4 * passes / p("vec_bytes_per_cycle") / cores / (p("clock_ghz") * 1e3)
-    return max(memory, vector) + 2 * p("mte_latency") / (p("clock_ghz") * 1e3)
+    return max(memory, vector) + p("mte_latency") / (p("clock_ghz") * 1e3)
 
 
 def shapes():

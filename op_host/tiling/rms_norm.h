@@ -175,8 +175,15 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     }
     uint32_t s = SizeOf(x), g = SizeOf(gamma), e = 32 / s;
     bool aligned = !chip.hasDataCopyPad, natural = aligned && cols < e;
-    // Besides its rows a core reads gamma and core 0 reads the core's float32 partial row back.
-    res.blockDim = BlockDimForRows(rows, chip.vectorCores, uint64_t(cols) * (g + 4), 3ull * cols * s + 4);
+    // Besides its rows a core reads gamma and writes a float32 partial dgamma row, which the
+    // cores sum a slice of columns each (kernels/rms_norm_grad.cpp SpreadReduce) when every
+    // core's slice holds 8 columns: then every core. Else core 0 reads every partial row back,
+    // and the cores are kept few enough that this stays small against their rows.
+    if (cols >= 8ull * chip.vectorCores) {
+        res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
+    } else {
+        res.blockDim = BlockDimForRows(rows, chip.vectorCores, uint64_t(cols) * (g + 4), 3ull * cols * s + 4);
+    }
     // 310P, rows under 32 B: a core's dx holds a whole block.
     uint64_t minRows = natural ? CeilDiv(e, cols) : 1;
     auto stage = [&](uint32_t rpl) {
