@@ -16,6 +16,7 @@ import math
 import operator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import torch
 
@@ -35,12 +36,30 @@ class TwinError(RuntimeError):
 
 
 @dataclass
+class Cost:
+    """The twin's modelled time of one launch (twin/README.md, "Cost model"): the launch ends
+    with its slowest core; ``pipe_us`` is the time each pipe of the block that ends last spent
+    working (not waiting)."""
+    us: float
+    slowest_block: int
+    block_us: float
+    pipe_us: dict
+
+
+@dataclass
 class Launch:
     outputs: tuple
     block_dim: int
     bytes_read: int
     bytes_written: int
     workspace_bytes: int
+    cost: Cost
+
+
+class Counts(NamedTuple):
+    bytes_read: int
+    bytes_written: int
+    cost: Cost
 
 
 @functools.cache
@@ -64,6 +83,9 @@ def library() -> ctypes.CDLL:
     lib.twin_tiling_size.restype = u32
     lib.twin_sync_sites.argtypes = [ctypes.c_char_p, ctypes.c_int]
     lib.twin_disable_sync_site.argtypes = [ctypes.c_char_p]
+    lib.twin_last_cost.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.c_int]
+    cp = ctypes.POINTER(ctypes.c_char_p)
+    lib.twin_cost_row.argtypes = [ctypes.c_int, cp, cp, ctypes.POINTER(ctypes.c_double), cp, ctypes.POINTER(ctypes.c_int), cp]
     return lib
 
 
@@ -111,9 +133,10 @@ def _dtype_suffix(*dtypes) -> str:
 
 
 def launch(symbol: str, gm: list[tuple[str, torch.Tensor | None]], tile: Tiling, *, chip: str = DEFAULT_CHIP,
-           count_only: bool = False, fn_lib: ctypes.CDLL | None = None) -> tuple[int, int]:
+           count_only: bool = False, fn_lib: ctypes.CDLL | None = None) -> Counts:
     """Run kernel ``symbol`` over every block of ``tile.block_dim``; ``gm`` are its GM parameters
-    in order (name, tensor or None) without the tiling, which is appended. Returns (read, written) bytes."""
+    in order (name, tensor or None) without the tiling, which is appended. Returns the GM bytes
+    read and written and the modelled time."""
     lib = library()
     try:
         fn = ctypes.cast(getattr(fn_lib or lib, symbol), ctypes.c_void_p)
@@ -136,7 +159,35 @@ def launch(symbol: str, gm: list[tuple[str, torch.Tensor | None]], tile: Tiling,
                          int(count_only), ctypes.byref(read), ctypes.byref(written), err, _ERR_LEN)
     if rc:
         raise TwinError(err.value.decode())
-    return read.value, written.value
+    return Counts(read.value, written.value, _last_cost(lib))
+
+
+class CostParameter(NamedTuple):
+    chip: str  # a SoC name, or the family ("910B", "310P") whose SoCs share the figure
+    name: str
+    value: float
+    unit: str
+    assumed: bool  # no documented figure found: a guess, to be replaced by a measurement
+    source: str
+
+
+def cost_parameters() -> list[CostParameter]:
+    """The cost model's parameter table (twin/src/cost.cpp), with the source of every number."""
+    lib = library()
+    rows = []
+    chip, name, unit, source = (ctypes.c_char_p() for _ in range(4))
+    value, assumed = ctypes.c_double(), ctypes.c_int()
+    while lib.twin_cost_row(len(rows), *(ctypes.byref(v) for v in (chip, name, value, unit, assumed, source))):
+        rows.append(CostParameter(chip.value.decode(), name.value.decode(), value.value, unit.value.decode(), bool(assumed.value),
+                                  source.value.decode()))
+    return rows
+
+
+def _last_cost(lib) -> Cost:
+    out = (ctypes.c_double * 7)()
+    lib.twin_last_cost(out, 7)
+    pipes = dict(zip(("S", "V", "MTE2", "MTE3"), out[3:7]))
+    return Cost(out[0], int(out[1]), out[2], pipes)
 
 
 def has_kernel(op_name: str) -> bool:
@@ -195,8 +246,8 @@ def rms_norm(x, gamma, epsilon=1e-6, *, chip=DEFAULT_CHIP, block_dim=0, count_on
     ws = _workspace(tile.workspace_bytes)
     symbol = f"{op.kernel_symbol}__{_dtype_suffix(x.dtype, gamma.dtype)}"
     gm = [("x", t["x"]), ("gamma", t["gamma"]), ("y", y), ("rstd", rstd), ("workspace", ws)]
-    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
-    return Launch((y, rstd), tile.block_dim, read, written, tile.workspace_bytes)
+    counts = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch((y, rstd), tile.block_dim, counts.bytes_read, counts.bytes_written, tile.workspace_bytes, counts.cost)
 
 
 def add_rms_norm(x1, x2, gamma, epsilon=1e-6, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
@@ -213,8 +264,8 @@ def add_rms_norm(x1, x2, gamma, epsilon=1e-6, *, chip=DEFAULT_CHIP, block_dim=0,
     symbol = f"{op.kernel_symbol}__{_dtype_suffix(x1.dtype, gamma.dtype)}"
     gm = [("x1", t["x1"]), ("x2", t["x2"]), ("gamma", t["gamma"]), ("y", y), ("rstd", rstd), ("x", x),
           ("workspace", _workspace(tile.workspace_bytes))]
-    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
-    return Launch((y, rstd, x), tile.block_dim, read, written, tile.workspace_bytes)
+    counts = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch((y, rstd, x), tile.block_dim, counts.bytes_read, counts.bytes_written, tile.workspace_bytes, counts.cost)
 
 
 def rms_norm_backward(dy, x, rstd, gamma, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
@@ -232,8 +283,8 @@ def rms_norm_backward(dy, x, rstd, gamma, *, chip=DEFAULT_CHIP, block_dim=0, cou
     symbol = f"{op.kernel_symbol}__{_dtype_suffix(x.dtype, gamma.dtype)}"
     gm = [("dy", t["dy"]), ("x", t["x"]), ("rstd", t["rstd"]), ("gamma", t["gamma"]), ("dx", dx), ("dgamma", dgamma),
           ("workspace", ws)]
-    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
-    return Launch((dx, dgamma), tile.block_dim, read, written, tile.workspace_bytes)
+    counts = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch((dx, dgamma), tile.block_dim, counts.bytes_read, counts.bytes_written, tile.workspace_bytes, counts.cost)
 
 
 def add(x, y, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
@@ -247,8 +298,8 @@ def add(x, y, *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:
     z = _empty(x.shape, combo["z"])
     symbol = f"{op.kernel_symbol}__{_dtype_suffix(x.dtype)}"
     gm = [("x", t["x"]), ("y", t["y"]), ("z", z), ("workspace", _workspace(tile.workspace_bytes))]
-    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
-    return Launch((z,), tile.block_dim, read, written, tile.workspace_bytes)
+    counts = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch((z,), tile.block_dim, counts.bytes_read, counts.bytes_written, tile.workspace_bytes, counts.cost)
 
 
 # ---- the activation kernels (kernels/act_kernel.h): one [rows, cols] tiling for all six ----
@@ -274,8 +325,8 @@ def _run_act(op, inputs: dict, out_shapes: dict, rows: int, cols: int, approxima
     outs = {name: _empty(shape, combo[name]) for name, shape in out_shapes.items()}
     symbol = f"{op.kernel_symbol}__{_dtype_suffix(dtype)}"
     gm = [*t.items(), *outs.items(), ("workspace", _workspace(tile.workspace_bytes))]
-    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
-    return Launch(tuple(outs.values()), tile.block_dim, read, written, tile.workspace_bytes)
+    counts = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch(tuple(outs.values()), tile.block_dim, counts.bytes_read, counts.bytes_written, tile.workspace_bytes, counts.cost)
 
 
 def _halves(x, dim: int) -> tuple[int, int]:
@@ -349,8 +400,8 @@ def _rope(op_name, check, x_name, x, cos, sin, mode, chip, block_dim, count_only
     out = _empty(x.shape, combo[out_name])
     symbol = f"{op.kernel_symbol}__{_dtype_suffix(x.dtype, cos.dtype)}"
     gm = [(x_name, t[x_name]), ("cos", t["cos"]), ("sin", t["sin"]), (out_name, out), ("workspace", _workspace(tile.workspace_bytes))]
-    read, written = launch(symbol, gm, tile, chip=chip, count_only=count_only)
-    return Launch((out,), tile.block_dim, read, written, tile.workspace_bytes)
+    counts = launch(symbol, gm, tile, chip=chip, count_only=count_only)
+    return Launch((out,), tile.block_dim, counts.bytes_read, counts.bytes_written, tile.workspace_bytes, counts.cost)
 
 
 def rope(x, cos, sin, mode="half", *, chip=DEFAULT_CHIP, block_dim=0, count_only=False) -> Launch:

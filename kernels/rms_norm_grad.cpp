@@ -2,7 +2,8 @@
 //   dx = rstd * (dxhat - xhat * mean(dxhat * xhat))   per row (last dim),
 //   dgamma = sum over rows of dy * xhat               (float32, cast to gamma's dtype).
 // Each core accumulates its rows' dgamma in float32 (in UB when a row fits, else in its workspace
-// row); cores other than 0 leave a partial row in the workspace; after SyncAll core 0 adds them.
+// row); the cores leave their partial rows in the workspace and after SyncAll each sums a slice
+// of columns (core 0 keeps its own in UB and sums them all when dgamma is too short to spread).
 // Copies: gm_copy.h, per chip (on 310P partial rows keep the windowed layout at a 32 B stride).
 #include "gm_copy.h"
 #include "rms_norm_grad_tiling.h"
@@ -62,6 +63,7 @@ public:
         // Partial rows written before core 0 reads them; SyncAll starts with PipeBarrier<PIPE_ALL>
         // (dav_c220 SyncAllImpl). 310P has no hardware SyncAll: its tiling keeps one core.
         if (t_.usedCores > 1) SyncAll();
+        if (Spread()) return SpreadReduce();
 #endif
         if (GetBlockIdx() == 0) FinalReduce();
     }
@@ -109,7 +111,7 @@ private:
             }
             dxQue_.FreeTensor(dxl);
         }
-        if (GetBlockIdx() != 0) {
+        if (GetBlockIdx() != 0 || Spread()) {
             int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
             SetFlag<HardEvent::V_MTE3>(eventVMTE3);
             WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
@@ -167,6 +169,64 @@ private:
             dxQue_.FreeTensor(dxl);
         }
     }
+
+    // Columns per piece of SpreadReduce: every core's partial row of them fits in a_ (32 B-aligned).
+    __aicore__ inline uint32_t PieceCols() const { return t_.floatCols / t_.usedCores / kBlock<float> * kBlock<float>; }
+
+    // dgamma's column sum spread over the cores, each taking a slice of columns of every partial
+    // row (910B: several cores need the hardware SyncAll), when pieces of 8 columns fit in a_;
+    // else core 0 sums every row (FinalReduce).
+    __aicore__ inline bool Spread() const {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        return t_.usedCores > 1 && PieceCols() > 0;
+#else
+        return false;
+#endif
+    }
+
+#if AIRFUSE_HAS_DATA_COPY_PAD
+    // This core's slice of columns: the partial rows' slices arrive in one strided copy, rows
+    // kBlock-aligned one after another in a_, and are summed by halving (a fixed order, so the
+    // result does not depend on timing), cast, stored.
+    __aicore__ inline void SpreadReduce() {
+        uint32_t cores = t_.usedCores, d = t_.numCols, block = uint32_t(GetBlockIdx());
+        uint32_t slice = RoundUpTo((d + cores - 1) / cores, kBlock<float>), piece = PieceCols();
+        if (block >= cores || block * slice >= d) return;
+        uint32_t lo = block * slice, hi = lo + slice < d ? lo + slice : d;
+        LocalTensor<float> rows = a_.Get<float>();
+        for (uint32_t c0 = lo; c0 < hi; c0 += piece) {
+            uint32_t n = hi - c0 < piece ? hi - c0 : piece, stride = RoundUpTo(n, kBlock<float>);
+            int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the previous piece's vector work is done with a_
+            SetFlag<HardEvent::V_S>(eventVS);
+            WaitFlag<HardEvent::V_S>(eventVS);
+            DataCopyPad(rows, wsGm_[c0], DataCopyExtParams(uint16_t(cores), n * sizeof(float), (t_.wsStride - n) * sizeof(float), 0, 0),
+                        DataCopyPadExtParams<float>());
+            int32_t eventMTE2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
+            SetFlag<HardEvent::MTE2_V>(eventMTE2V);
+            WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
+            for (uint32_t count = cores; count > 1;) {
+                uint32_t half = count / 2;
+                Add(rows, rows, rows[(count - half) * stride], half * stride);
+                PipeBarrier<PIPE_V>();
+                count -= half;
+            }
+            LocalTensor<G> out;
+            if constexpr (kIsFloat<G>) {
+                out = rows;
+            } else {
+                out = b_.Get<G>();
+                FromFloat(out, rows, n);
+            }
+            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+            SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+            PadOut(dgammaGm_, out, c0, 1, n);
+            int32_t eventMTE3V = GetTPipePtr()->FetchEventID(HardEvent::MTE3_V);  // the next piece overwrites out
+            SetFlag<HardEvent::MTE3_V>(eventMTE3V);
+            WaitFlag<HardEvent::MTE3_V>(eventMTE3V);
+        }
+    }
+#endif
 
     // Core 0: dgamma = its own accumulation + every other core's workspace row, chunk by chunk.
     __aicore__ inline void FinalReduce() {

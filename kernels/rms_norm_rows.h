@@ -33,16 +33,16 @@ public:
             xOutGm_.SetGlobalBuffer((__gm__ T*)xOut + rows_.start * d, rows_.count * d);
             pipe_.InitBuffer(x2Que_, t.bufferNum, tile);
             pipe_.InitBuffer(xOutQue_, t.bufferNum, tile);
-            if constexpr (!kIsFloat<T>) pipe_.InitBuffer(work2_, t.floatCols * sizeof(float));
+            if constexpr (!kIsFloat<T>) pipe_.InitBuffer(work2_, t.workCols * sizeof(float));
         }
         if (aligned) {
             pipe_.InitBuffer(rstdStage_, t.rstdStageBytes);
         } else {
             pipe_.InitBuffer(rstdQue_, t.bufferNum, t.rowsPerLoop * sizeof(float));
         }
-        pipe_.InitBuffer(work_, t.floatCols * sizeof(float));
+        pipe_.InitBuffer(work_, t.workCols * sizeof(float));
         pipe_.InitBuffer(gammaF_, t.floatCols * sizeof(float));
-        pipe_.InitBuffer(red_, 32 + t.reduceTmpBytes);
+        pipe_.InitBuffer(red_, t.rowsPerLoop * t.redSlotBytes);
         if (t.colsPerChunk < t.numCols) pipe_.InitBuffer(gQue_, t.bufferNum, t.floatCols * sizeof(G));
         if (t.outStageBytes) pipe_.InitBuffer(yStage_, t.outStageBytes);
         if (kResidual && t.outStageBytes) pipe_.InitBuffer(xStage_, t.outStageBytes);
@@ -64,33 +64,71 @@ public:
     }
 
 private:
-    // gamma is read once per core and kept in UB as float.
+    // gamma is read once per core and kept in UB as float. A step's rows go through each vector
+    // op together where the layout allows (all but 310P rows under 32 B): one Cast, Mul, Add for
+    // all of them, so the barriers and latencies between dependent ops are paid per step, not per
+    // row; the row sums meet the scalar unit once per step (one V -> S wait, then the rstd of each
+    // row is read while the vector pipe scales the rows before it). Each row has its own part of
+    // work_.
     __aicore__ inline void ProcessResident() {
-        uint32_t d = t_.numCols, span = mover_.Span(d);
+        uint32_t d = t_.numCols, span = mover_.Span(d), stride = t_.rowStride;
         LocalTensor<float> g = gammaF_.Get<float>();
         mover_.InAsFloat(g, work_.Get<G>(), gammaGm_, d);
         for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
             uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
+            // Ops over the step's rows at once cover n * stride elements (the padding between
+            // rows too, never stored); 310P rows under 32 B are packed, so row by row.
+            uint32_t together = mover_.natural ? 1 : n, width = mover_.natural ? span : (n - 1) * stride + span;
             LocalTensor<T> x = RowsIn(xQue_, xGm_, done, n);
             LocalTensor<T> x2, sum;
             if constexpr (kResidual) {
                 x2 = RowsIn(x2Que_, x2Gm_, done, n);
                 sum = xOutQue_.AllocTensor<T>();
-                for (uint32_t i = 0; i < n; ++i) AddRounded(sum[i * t_.rowStride], x[i * t_.rowStride], x2[i * t_.rowStride], span);
+                for (uint32_t i = 0; i < n; i += together) AddRounded(sum[i * stride], x[i * stride], x2[i * stride], width);
             }
             const LocalTensor<T>& normed = kResidual ? sum : x;
             LocalTensor<T> y = yQue_.AllocTensor<T>();
             LocalTensor<float> r;
             if (!mover_.aligned) r = rstdQue_.AllocTensor<float>();
+            LocalTensor<float> w = work_.Get<float>();
+            for (uint32_t i = 0; i < n; i += together) {
+                LocalTensor<float> xf = AsFloat(normed[i * stride], w[i * stride], width);
+                Mul(w[i * stride], xf, xf, width);
+            }
+            PipeBarrier<PIPE_V>();
             for (uint32_t i = 0; i < n; ++i) {
-                float rv = Rstd(SumSquares(normed[i * t_.rowStride], d));
-                Scale(normed[i * t_.rowStride], y[i * t_.rowStride], g, rv, span);
-                if (mover_.aligned) {
-                    rstdOut_.Put(rv);
-                } else {
-                    r.SetValue(i, rv);
+                mover_.ZeroRepeat(w[i * stride], d);
+                ReduceSum(RowSum(i), w[i * stride], red_.GetWithOffset<float>(t_.reduceTmpBytes / sizeof(float), i * t_.redSlotBytes + 32), span);
+            }
+            int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+            SetFlag<HardEvent::V_S>(eventVS);
+            WaitFlag<HardEvent::V_S>(eventVS);
+            for (uint32_t i = 0; i < n; i += together) {
+                LocalTensor<float> xf = AsFloat(normed[i * stride], w[i * stride], width);
+                LocalTensor<float> out = w[i * stride];
+                if constexpr (kIsFloat<T>) out = y[i * stride];
+                for (uint32_t j = i; j < i + together; ++j) {
+                    float rv = Rstd(RowSum(j).GetValue(0));
+                    Muls(out[(j - i) * stride], xf[(j - i) * stride], rv, span);
+                    if (mover_.aligned) {
+                        rstdOut_.Put(rv);
+                    } else {
+                        r.SetValue(j, rv);
+                    }
+                }
+                PipeBarrier<PIPE_V>();
+                for (uint32_t j = 0; j < together; ++j) Mul(out[j * stride], out[j * stride], g, span);
+                if constexpr (!kIsFloat<T>) {
+                    PipeBarrier<PIPE_V>();
+                    FromFloat(y[i * stride], out, width);
                 }
             }
+            // The next step's first vector op overwrites work_; its queue flags cover this step's
+            // vector work only with one buffer per queue (and on A2 ReduceSum's scalar round trip).
+            PipeBarrier<PIPE_V>();
+            int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
+            SetFlag<HardEvent::S_V>(eventSV);
+            WaitFlag<HardEvent::S_V>(eventSV);
             xQue_.FreeTensor(x);
             if constexpr (kResidual) {
                 x2Que_.FreeTensor(x2);
@@ -100,6 +138,9 @@ private:
             RowsOut(yQue_, y, yGm_, yOut_, done, n);
         }
     }
+
+    // Row i's sum of squares, in its slot of red_ (the slot's ReduceSum scratch follows it).
+    __aicore__ inline LocalTensor<float> RowSum(uint32_t i) { return red_.GetWithOffset<float>(8, i * t_.redSlotBytes); }
 
     __aicore__ inline LocalTensor<T> RowsIn(TQue<QuePosition::VECIN, 1>& que, const GlobalTensor<T>& gm, uint32_t first, uint32_t n) {
         LocalTensor<T> x = que.AllocTensor<T>();
@@ -192,6 +233,11 @@ private:
             return;
         }
         LocalTensor<float> r = rstdQue_.AllocTensor<float>();
+        // AllocTensor orders the buffer's last store (MTE3) before V only; the scalar write
+        // needs its own MTE3 -> S (the resident path has a V -> S wait in between that carries it).
+        int32_t eventMTE3S = GetTPipePtr()->FetchEventID(HardEvent::MTE3_S);
+        SetFlag<HardEvent::MTE3_S>(eventMTE3S);
+        WaitFlag<HardEvent::MTE3_S>(eventMTE3S);
         r.SetValue(0, rv);
         CopyOutRstd(r, row, 1);
     }

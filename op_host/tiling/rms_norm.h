@@ -54,6 +54,12 @@ inline void FillRowFields(Tiling* out, uint64_t rows, uint32_t cols, const Plan&
     out->floatCols = f;
 }
 
+// Float32 work elements of the forward kernel (kernels/rms_norm_rows.h): a resident step's rows
+// are converted together; a split row one chunk at a time.
+inline uint64_t WorkCols(uint32_t rpl, uint32_t chunk, uint32_t cols, uint32_t stride, uint64_t floatCols) {
+    return chunk < cols ? floatCols : uint64_t(rpl) * stride;
+}
+
 // A GmStream stage (kernels/gm_copy.h) for `elems` values of `size` bytes: plus three blocks, >= 4 blocks.
 inline uint32_t StageBytes(uint64_t elems, uint32_t size) {
     uint64_t e = 32 / size, b = (RoundUp(elems, e) + 3 * e) * size;
@@ -91,7 +97,7 @@ template <typename F>
 inline Plan PlanRows(const char* op, const ChipInfo& chip, uint64_t rows, uint32_t cols, uint32_t elemsPer32, uint32_t forceBlockDim,
                      uint64_t minRows, F bytes, Result& res, uint32_t& rowCores) {
     Partition(chip, rows, forceBlockDim, minRows, res, rowCores);
-    Plan p = ChoosePlan(chip.ubBytes, cols, elemsPer32, CeilDiv(rows, rowCores), bytes);
+    Plan p = ChoosePlan(chip.ubBytes, cols, elemsPer32, StepRows(CeilDiv(rows, rowCores), uint64_t(cols) * (32 / elemsPer32)), bytes);
     if (p.bufferNum == 0) {
         res.error = std::string(op) + ": no UB plan fits " + std::to_string(chip.ubBytes) + " bytes";
     } else if (p.chunk < cols && !forceBlockDim) {
@@ -111,15 +117,18 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     if (!res.ok()) return res;
     uint32_t s = SizeOf(x), g = SizeOf(gamma), e = 32 / s, tiles = residual ? 4 : 2;
     bool aligned = !chip.hasDataCopyPad, natural = aligned && cols < e;
-    res.blockDim = BlockDimForRows(rows, chip.vectorCores, uint64_t(cols) * g, uint64_t(tiles) * cols * s + 4);
+    // Every core as soon as there are rows for it: the per-row vector and sync work, not bytes,
+    // bounds a core (benchmarks/kernel_time.py), and gamma, the one thing each core re-reads, is
+    // one row per core (L2 serves the re-reads).
+    res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
     // 310P: a core's rstd (one float per row) and, for rows under 32 B, its y (and x) hold a whole block.
     uint64_t minRows = natural && CeilDiv(e, cols) > 8 ? CeilDiv(e, cols) : 8;
     auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
-        uint64_t f = detail::FloatCols(aligned, chunk, s);
-        uint64_t b = tiles * buf * R32(uint64_t(rpl) * stride * s) + 2 * R32(f * 4) + R32(32 + ReduceTmpBytes(uint32_t(f)));
+        uint64_t f = detail::FloatCols(aligned, chunk, s), work = WorkCols(rpl, chunk, cols, stride, f);
+        uint64_t b = tiles * buf * R32(uint64_t(rpl) * stride * s) + R32(work * 4) + R32(f * 4) + rpl * R32(32 + ReduceTmpBytes(uint32_t(f)));
         b += aligned ? StageBytes(rpl, 4) : buf * R32(rpl * 4ull);
         if (natural) b += (residual ? 2 : 1) * uint64_t(StageBytes(uint64_t(rpl) * cols, s));
-        if (residual && s != 4) b += R32(f * 4);
+        if (residual && s != 4) b += R32(work * 4);
         if (chunk < cols) b += buf * R32(f * g);
         return b;
     };
@@ -131,6 +140,8 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     out->epsilon = epsilon;
     out->rowCores = rowCores;
     out->rstdStageBytes = aligned ? StageBytes(p.rowsPerLoop, 4) : 0;
+    out->workCols = uint32_t(WorkCols(p.rowsPerLoop, p.chunk, cols, p.rowStride, out->floatCols));
+    out->redSlotBytes = uint32_t(R32(32 + out->reduceTmpBytes));
     out->outStageBytes = natural ? StageBytes(uint64_t(p.rowsPerLoop) * cols, s) : 0;
     return res;
 }
@@ -164,8 +175,15 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     }
     uint32_t s = SizeOf(x), g = SizeOf(gamma), e = 32 / s;
     bool aligned = !chip.hasDataCopyPad, natural = aligned && cols < e;
-    // Besides its rows a core reads gamma and core 0 reads the core's float32 partial row back.
-    res.blockDim = BlockDimForRows(rows, chip.vectorCores, uint64_t(cols) * (g + 4), 3ull * cols * s + 4);
+    // Besides its rows a core reads gamma and writes a float32 partial dgamma row, which the
+    // cores sum a slice of columns each (kernels/rms_norm_grad.cpp SpreadReduce) when every
+    // core's slice holds 8 columns: then every core. Else core 0 reads every partial row back,
+    // and the cores are kept few enough that this stays small against their rows.
+    if (cols >= 8ull * chip.vectorCores) {
+        res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
+    } else {
+        res.blockDim = BlockDimForRows(rows, chip.vectorCores, uint64_t(cols) * (g + 4), 3ull * cols * s + 4);
+    }
     // 310P, rows under 32 B: a core's dx holds a whole block.
     uint64_t minRows = natural ? CeilDiv(e, cols) : 1;
     auto stage = [&](uint32_t rpl) {

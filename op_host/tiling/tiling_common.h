@@ -42,6 +42,20 @@ inline uint32_t BlockDimForRows(uint64_t rows, uint32_t cores, uint64_t overhead
     return uint32_t(bd < 1 ? 1 : bd);
 }
 
+// Rows per copy step of a core with `rowsPerCore` rows of `rowBytes`: enough steps that the
+// double-buffered loads overlap compute and stores (one step per core overlaps nothing; the
+// twin's cost model, benchmarks/kernel_time.py, shows the first load and last store exposed
+// for a whole core's rows), but copies of at least 16 KB, which reach near-peak bandwidth
+// (ascendc_facts.md, "Transfers of >= 16 KB per DataCopy").
+constexpr uint64_t kStepsPerCore = 4;
+constexpr uint64_t kMinCopyBytes = 16 * 1024;
+
+inline uint64_t StepRows(uint64_t rowsPerCore, uint64_t rowBytes) {
+    uint64_t r = CeilDiv(rowsPerCore, kStepsPerCore), floor = CeilDiv(kMinCopyBytes, rowBytes < 1 ? 1 : rowBytes);
+    if (r < floor) r = floor;
+    return r < rowsPerCore ? r : rowsPerCore;
+}
+
 // ReduceSum's documented sharedTmpBuffer size for `count` float elements, in bytes.
 inline uint32_t ReduceTmpBytes(uint32_t count) {
     uint32_t first = count / 64 < 1 ? 1 : count / 64;

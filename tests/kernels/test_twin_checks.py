@@ -183,7 +183,7 @@ def test_the_310p_headers_have_no_data_copy_pad(tmp_path):
 @pytest.mark.parametrize("chip", ["Ascend910B2", "Ascend310P3"])
 def test_correct_kernel_passes_and_counts_traffic(broken, chip):
     x = torch.arange(256, dtype=torch.float32)
-    read, written = run(broken, "correct_copy", chip=chip, x=x)
+    read, written, _ = run(broken, "correct_copy", chip=chip, x=x)
     assert (read, written) == (1024, 1024)
     torch.testing.assert_close(x, torch.arange(256, dtype=torch.float32) * 2)
 

@@ -21,10 +21,17 @@ struct Barrier {
     std::mutex m;
     std::condition_variable cv;
     Rendezvous hard, soft;
+    std::vector<double> hardArrive, softArrive;  // per SyncAll: the latest core's modelled arrival
     std::vector<char> done;  // per block: returned from the kernel
     bool aborted = false;
 };
 Barrier* gBarrier = nullptr;
+
+// The entry for SyncAll number `i` (under the barrier's lock).
+double& Slot(std::vector<double>& v, size_t i) {
+    if (v.size() <= i) v.resize(i + 1, 0.0);
+    return v[i];
+}
 
 // Waits until the `total` first blocks arrive; a block of them returning first would hang the NPU.
 void Meet(Rendezvous& r, std::unique_lock<std::mutex>& lk, const char* api) {
@@ -329,10 +336,14 @@ void SyncAllBlocks() {
                             "cross-core flags for a vector kernel",
                             KernelTypeName(c.kernelType)));
     BarrierAt(AscendC::PIPE_ALL, Site{});
+    double arrive = CostDrain();
     if (uint64_t(c.blockNum) > c.chip->vectorCores)
         Fail("SyncAll", Fmt("block_dim %lld exceeds the %u vector cores; not all blocks would be resident", (long long)c.blockNum, c.chip->vectorCores));
     std::unique_lock<std::mutex> lk(gBarrier->m);
+    double& latest = Slot(gBarrier->hardArrive, c.sync.epoch);
+    latest = std::max(latest, arrive);
     Meet(gBarrier->hard, lk, "SyncAll");
+    CostResume(latest + c.cost.p->syncAll);
     ++c.sync.epoch;
 }
 
@@ -360,11 +371,15 @@ void SoftSyncAllBlocks(int32_t* gm, uint64_t gmElems, uint64_t ubBytes, int32_t 
                           *slot, k, k - 1));
         *slot = int32_t(k);
     }
+    double arrive = CostDrain();
     std::unique_lock<std::mutex> lk(gBarrier->m);
     Rendezvous& r = gBarrier->soft;
     if (r.arrived == 0 && r.total != total) r.total = total;
     if (r.total != total) Fail(api, Fmt("usedCores %u here, %u in another block", total, r.total));
+    double& latest = Slot(gBarrier->softArrive, k);
+    latest = std::max(latest, arrive);
     Meet(r, lk, api);
+    CostResume(latest + c.cost.p->softSyncAll);
     ++c.sync.epoch;
 }
 
@@ -425,6 +440,33 @@ void Call(void* fn, int n, uint8_t** a) {
     }
 }
 
+// The modelled time of the last launch: each physical core runs blocks i, i + cores, ... in turn
+// (as the launcher's waves); the launch ends with its slowest core. Its pipes' busy time is
+// reported for the block that ends last.
+struct Cost {
+    double us = 0;
+    double slowestBlock = 0;
+    double blockUs = 0;
+    double work[twin::kPipes] = {};
+};
+Cost gLastCost;
+
+Cost LaunchCost(const std::vector<twin::Core>& cores, uint32_t physical, const twin::CostParams& p) {
+    Cost out;
+    double perUs = p.clockGhz * 1e3;
+    std::vector<double> total(std::min<size_t>(physical, cores.size()), 0.0);
+    size_t last = 0;
+    for (size_t b = 0; b < cores.size(); ++b) {
+        total[b % total.size()] += cores[b].cost.end;
+        if (cores[b].cost.end > cores[last].cost.end) last = b;
+    }
+    out.us = *std::max_element(total.begin(), total.end()) / perUs;
+    out.slowestBlock = double(last);
+    out.blockUs = cores[last].cost.end / perUs;
+    for (int q = 0; q < twin::kPipes; ++q) out.work[q] = cores[last].cost.work[q] / perUs;
+    return out;
+}
+
 // The mutation test's controls (twin_disable_sync_site, twin_sync_sites); set between launches.
 std::string gDisabledSite;
 std::set<std::string> gSitesSeen;
@@ -443,6 +485,8 @@ int Launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim, int
     using namespace twin;
     const Chip* chip = airfuse::FindChip(soc);
     if (!chip) return CopyErr(err, errLen, Fmt("unknown chip '%s'", soc)), 1;
+    const CostParams* cost = CostParamsFor(soc);
+    if (!cost) return CopyErr(err, errLen, Fmt("the cost model has no parameters for '%s' (twin/src/cost.cpp)", soc)), 1;
     if (blockDim < 1 || blockDim > 65535) return CopyErr(err, errLen, Fmt("block_dim %u outside 1..65535", blockDim)), 1;
     std::vector<GmBuffer> gm;
     // Cross-core race shadows, one cell per byte: only where the launch moves real data. The
@@ -477,6 +521,7 @@ int Launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim, int
         c.blockIdx = b;
         c.blockNum = blockDim;
         c.countOnly = countOnly != 0;
+        CostStart(c.cost, *cost, std::min<uint32_t>(blockDim, chip->vectorCores));
         c.ub.assign(chip->ubBytes, 0xff);  // AllocTensor gives no defined contents: poison
         c.sync.ub.resize((chip->ubBytes + 31) / 32);
         c.disabledSite = gDisabledSite;
@@ -488,6 +533,7 @@ int Launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim, int
             Call(fn, nargs, args);
             if (!tLeak.empty()) throw Violation(tLeak);
             CheckEventsAtEnd();
+            c.cost.end = CostDrain();
         } catch (const std::exception& ex) {
             msg = ex.what();
         }
@@ -524,6 +570,7 @@ int Launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim, int
         if (!startErr.empty()) firstErr = startErr;
     }
     gBarrier = nullptr;
+    gLastCost = LaunchCost(cores, chip->vectorCores, *cost);
     *bytesRead = *bytesWritten = 0;
     for (const Core& c : cores) {
         *bytesRead += c.gmRead;
@@ -562,4 +609,13 @@ extern "C" int twin_sync_sites(char* out, int len) {
         gSitesSeen.clear();
     }
     return int(all.size());
+}
+
+// The last launch's modelled time: [launch us, slowest block, its us, its S, V, MTE2, MTE3 busy us].
+extern "C" int twin_last_cost(double* out, int n) {
+    double all[] = {gLastCost.us, gLastCost.slowestBlock, gLastCost.blockUs, gLastCost.work[twin::kPipeS], gLastCost.work[twin::kPipeV],
+                    gLastCost.work[twin::kPipeMte2], gLastCost.work[twin::kPipeMte3]};
+    int k = std::min<int>(n, int(sizeof all / sizeof *all));
+    for (int i = 0; i < k; ++i) out[i] = all[i];
+    return int(sizeof all / sizeof *all);
 }

@@ -110,6 +110,7 @@ void SetFlagAt(HardEvent e, int32_t id, const char* api, Site site, int32_t buf)
                                id, Who(slot).c_str()));
     SyncState& s = St();
     Pipe src = kEvents[int(e)].src;
+    CostSetFlag(int(e), id, src);
     Dispatch(src);
     slot.set = true;
     slot.token = s.known[src];
@@ -130,6 +131,7 @@ void WaitFlagAt(HardEvent e, int32_t id, const char* api, Site site, int32_t buf
         Fail(FlagCall("WaitFlag", api, e, id, site, buf).c_str(),
              Fmt("waits on id %d, which is not set (never set, or its set was consumed by another WaitFlag): the NPU would wait forever", id));
     Pipe dst = kEvents[int(e)].dst;
+    CostWaitFlag(int(e), id, dst);
     Dispatch(dst);
     St().known[dst].Join(slot.token);
     slot.set = false;
@@ -139,11 +141,13 @@ void BarrierAt(AscendC::pipe_t p, Site site) {
     if (Disabled(site, true)) return;
     SyncState& s = St();
     if (p == AscendC::PIPE_ALL) {
+        CostBarrier(kPipes);
         for (int q = 0; q < kPipes; ++q)
             for (int r = 0; r < kPipes; ++r) s.known[q].t[r] = s.seq[r];
         return;
     }
     Pipe pipe = p == AscendC::PIPE_V ? kPipeV : p == AscendC::PIPE_MTE2 ? kPipeMte2 : kPipeMte3;
+    CostBarrier(pipe);
     Dispatch(pipe);
     s.known[pipe].t[pipe] = s.seq[pipe];
 }
@@ -176,6 +180,7 @@ int32_t FetchEventId(HardEvent e, const char* api) {
 }
 
 Instr::Instr(const char* api, Pipe pipe) : api_(api), pipe_(pipe) {
+    CostOpen(pipe);
     Dispatch(pipe);
     seq_ = ++St().seq[pipe];
 }
@@ -251,6 +256,7 @@ std::string GmConflict(const GmCell& g, int16_t me, uint32_t epoch, Pipe p, uint
 
 void Instr::Gm(const void* p, uint64_t bytes, bool write) const {
     const GmBuffer& buf = CheckGm(api_, p, bytes);
+    CostGm(buf.base, static_cast<const uint8_t*>(p) - buf.base, bytes, write);
     if (!buf.shadow) return;
     Core& c = Cur();
     int16_t me = int16_t(c.blockIdx);

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include "chip.h"
 #include "sync_state.h"
+#include "cost.h"
 
 // Device qualifiers mean nothing on the CPU (as in CANN's own CPU debug mode).
 #define __aicore__
@@ -67,6 +68,7 @@ struct Core {
     int kernelType = kKernelTypeUnset;
     const char* tilingType = nullptr;  // REGISTER_TILING_DEFAULT's struct
     SyncState sync;
+    CoreCost cost;
     std::set<std::pair<const char*, int>> sitesSeen;  // SetFlag/PipeBarrier call sites run
     std::string disabledSite;                          // "file:line" the mutation test switched off
     uint64_t gmRead = 0;

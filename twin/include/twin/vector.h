@@ -33,6 +33,7 @@ void Binary(const char* api, const AscendC::LocalTensor<T>& d, const AscendC::Lo
     CheckVec(api, "src0", a, n);
     CheckVec(api, "src1", b, n);
     Instr in(api, kPipeV);
+    in.Vector(n, sizeof(T));
     a.Access(in, "src0", uint64_t(n) * sizeof(T), false);
     b.Access(in, "src1", uint64_t(n) * sizeof(T), false);
     d.Access(in, "dst", uint64_t(n) * sizeof(T), true);
@@ -52,6 +53,7 @@ void Unary(const char* api, const AscendC::LocalTensor<T>& d, const AscendC::Loc
     CheckVec(api, "dst", d, n);
     CheckVec(api, "src", a, n);
     Instr in(api, kPipeV);
+    in.Vector(n, sizeof(T));
     a.Access(in, "src", uint64_t(n) * sizeof(T), false);
     d.Access(in, "dst", uint64_t(n) * sizeof(T), true);
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, half>) {
@@ -120,7 +122,9 @@ template <typename T> void Mins(const LocalTensor<T>& d, const LocalTensor<T>& a
 template <typename T> void Duplicate(const LocalTensor<T>& d, const T& v, int32_t n) {
     twin::CheckCount("Duplicate", n);
     twin::CheckVec("Duplicate", "dst", d, n);
-    d.Access(twin::Instr("Duplicate", twin::kPipeV), "dst", uint64_t(n) * sizeof(T), true);
+    twin::Instr in("Duplicate", twin::kPipeV);
+    in.Vector(n, sizeof(T));
+    d.Access(in, "dst", uint64_t(n) * sizeof(T), true);
     if (twin::Cur().countOnly) return;
     T* dp = d.Data();
     for (int32_t i = 0; i < n; ++i) dp[i] = v;
@@ -138,6 +142,7 @@ void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Local
     twin::CheckVec(api, "sharedTmpBuffer", tmp, twin::ReduceTmpElems(count, sizeof(T)));
     {
         twin::Instr in(api, twin::kPipeV);
+        in.Vector(count, sizeof(T));
         src.Access(in, "src", uint64_t(count) * sizeof(T), false);
         if (twin::Cur().chip->reduceSumSequential) {
             twin::ScalarResultStore(api, dst.UbOffset(), dst.Buf(), dst.Gen());
@@ -169,7 +174,9 @@ template <typename T> void CreateVecIndex(const LocalTensor<T>& dst, const T& fi
     if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, half> && !std::is_same_v<T, int32_t>)
         twin::Fail(api, twin::Fmt("dtype %s is not supported by this API in the twin", twin::TypeName<T>()));
     twin::CheckVec(api, "dst", dst, count);
-    dst.Access(twin::Instr(api, twin::kPipeV), "dst", uint64_t(count) * sizeof(T), true);
+    twin::Instr in(api, twin::kPipeV);
+    in.Vector(count, sizeof(T));
+    dst.Access(in, "dst", uint64_t(count) * sizeof(T), true);
     if (twin::Cur().countOnly) return;
     T* dp = dst.Data();
     for (uint32_t i = 0; i < count; ++i) dp[i] = T(float(firstValue) + float(i));
@@ -194,6 +201,7 @@ void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTen
     twin::CheckVec(api, "srcOffset", srcOffset, count);
     if (srcBaseAddr % sizeof(T) != 0) twin::Fail(api, twin::Fmt("srcBaseAddr %u is not a multiple of the element size %u", srcBaseAddr, unsigned(sizeof(T))));
     twin::Instr in(api, twin::kPipeV);
+    in.Vector(count, 4);
     srcOffset.Access(in, "srcOffset", uint64_t(count) * 4, false);
     src.Access(in, "src", src.Bytes(), false);
     dst.Access(in, "dst", uint64_t(count) * sizeof(T), true);
@@ -216,6 +224,7 @@ template <typename D, typename S> void Cast(const LocalTensor<D>& dst, const Loc
     twin::CheckVec(api, "dst", dst, count);
     twin::CheckVec(api, "src", src, count);
     twin::Instr in(api, twin::kPipeV);
+    in.Vector(count, sizeof(S) > sizeof(D) ? sizeof(S) : sizeof(D));
     src.Access(in, "src", uint64_t(count) * sizeof(S), false);
     dst.Access(in, "dst", uint64_t(count) * sizeof(D), true);
     if (twin::Cur().countOnly) return;

@@ -1,0 +1,274 @@
+"""Modelled time of airfuse's Ascend C kernels on LLM shapes, from the CPU twin's cost model.
+
+For each kernel, shape and chip: the time the twin's per-pipe cost model gives the launch
+(twin/README.md, "Cost model"; every parameter and its source: `--params`), the roofline, their
+ratio and the block_dim the tiling chose. The roofline is the larger of the minimum GM bytes
+(each input read once, each output written once) at the chip's HBM bandwidth and the vector
+bound (the fewest float32 vector passes per element any implementation issues, VECTOR_PASSES,
+at 256 B per cycle on every core), plus one copy-in and one copy-out latency (a kernel cannot
+finish before one load and one store have landed). Chips: Ascend910B2 and Ascend910B3
+(bfloat16), Ascend310P3 (float16; it has no bfloat16).
+
+Big shapes: the twin runs a kernel at about 10 M elements a second, so a launch over more than
+LIMIT elements is modelled from runs of the same kernel with the same block_dim forced and
+block_dim * k rows (tokens), k = k2 / 2 and k2 (k2 = rows per step of the full launch times a
+power of two, at least 4 steps and MIN_ROWS rows: short runs are still latency-bound). The row kernels (rms_norm,
+add_rms_norm, rms_norm_backward) get the full launch's tiling with only the row counts replaced,
+so every core does k / (rows per step) steps identical to the full launch's; the elementwise
+ones (add, activations, rope) tile by elements, independent of the row count. A core's time is
+then affine in k, and the slowest core of the full launch, with ceil(rows / block_dim) rows, is
+extrapolated from the two. A third run at k2 / 4 checks the affinity: those rows say "extrap",
+or "extrap?" when the three runs are not affine within 2 % (then not to be trusted).
+
+Tokens 1 and 16 are printed apart (launch-bound: latency, not bandwidth, decides them) and left
+out of the worst ratio. Last line: worst_time_ratio=<x> over the rest (forward and backward
+kernels are also summarised apart: the targets are 1.25 forward, 1.5 backward).
+Needs `make twin`.
+"""
+
+import argparse
+import contextlib
+import math
+import struct
+
+import torch
+
+import airfuse  # noqa: F401
+from airfuse import twin
+
+CHIPS = {"Ascend910B2": (torch.bfloat16,), "Ascend910B3": (torch.bfloat16,), "Ascend310P3": (torch.float16,)}
+TOKENS = (1, 16, 128, 1024, 4096, 16384)
+LAUNCH_BOUND_TOKENS = (1, 16)
+HIDDEN = (128, 1024, 4096, 8192, 16384)
+MLP_WIDTHS = (11008, 14336)  # intermediate sizes of LLaMA-2 7B and LLaMA-3 8B / Mistral 7B
+ROPE_HEADS, ROPE_DIM = 32, 128  # q of a 32-head attention, [1, S, N, D] with cos/sin [1, S, 1, D]
+LIMIT = 1 << 22
+MIN_ROWS = 32  # rows per core of the largest extrapolation run: enough for the steady state
+NORM_KERNELS = ("rms_norm", "add_rms_norm", "rms_norm_backward", "add")
+ACT_KERNELS = ("silu_mul", "silu_mul_backward", "swiglu", "swiglu_backward", "gelu", "gelu_backward")
+ROPE_KERNELS = ("rope", "rope_backward")
+
+# Float32 vector passes per element of x that no implementation avoids, for half/bf16 data (the
+# casts in and out included): rms_norm casts x, squares, reduces, scales, multiplies by gamma and
+# casts back; the activation ones count Exp as 2 (its half-rate throughput on float32).
+VECTOR_PASSES = {"rms_norm": 6, "add_rms_norm": 9, "rms_norm_backward": 10, "add": 4, "silu_mul": 9, "silu_mul_backward": 15,
+                 "swiglu": 9, "swiglu_backward": 15, "gelu": 11, "gelu_backward": 17, "rope": 6, "rope_backward": 6}
+
+
+def params(chip):
+    rows = twin.cost_parameters()
+    family = chip[6:10]
+
+    def get(name):
+        for key in (chip, family):
+            for r in rows:
+                if r.chip == key and r.name == name:
+                    return r.value
+        raise KeyError(name)
+
+    return get
+
+
+def inputs(kernel, tokens, hidden, dtype):
+    """(the kernel's twin call with count_only and block_dim to fill in, min GM bytes, elements of x)."""
+    t = lambda *shape, dt=dtype: torch.empty(*shape, dtype=dt)  # noqa: E731
+    if kernel in ("rms_norm", "add_rms_norm", "rms_norm_backward", "add"):
+        x, x2, gamma = t(tokens, hidden), t(tokens, hidden), t(hidden)
+        size = x.numel() * x.element_size()
+        rstd = tokens * 4
+        call, minimum = {
+            "rms_norm": (lambda **k: twin.rms_norm(x, gamma, **k), 2 * size + gamma.numel() * gamma.element_size() + rstd),
+            "add_rms_norm": (lambda **k: twin.add_rms_norm(x, x2, gamma, **k), 4 * size + gamma.numel() * gamma.element_size() + rstd),
+            "rms_norm_backward": (lambda **k: twin.rms_norm_backward(x, x2, t(tokens, 1, dt=torch.float32), gamma, **k),
+                                  3 * size + 2 * gamma.numel() * gamma.element_size() + rstd),
+            "add": (lambda **k: twin.add(x, x2, **k), 3 * size),
+        }[kernel]
+        return call, minimum, x.numel()
+    if kernel in ACT_KERNELS:
+        a, b, dy = t(tokens, hidden), t(tokens, hidden), t(tokens, hidden)
+        merged = t(tokens, 2 * hidden)
+        size = a.numel() * a.element_size()
+        call, minimum = {
+            "silu_mul": (lambda **k: twin.silu_mul(a, b, **k), 3 * size),
+            "silu_mul_backward": (lambda **k: twin.silu_mul_backward(dy, a, b, **k), 5 * size),
+            "swiglu": (lambda **k: twin.swiglu(merged, **k), 3 * size),
+            "swiglu_backward": (lambda **k: twin.swiglu_backward(dy, merged, **k), 5 * size),
+            "gelu": (lambda **k: twin.gelu(a, **k), 2 * size),
+            "gelu_backward": (lambda **k: twin.gelu_backward(dy, a, **k), 3 * size),
+        }[kernel]
+        return call, minimum, a.numel()
+    x, cos = t(1, tokens, ROPE_HEADS, ROPE_DIM), t(1, tokens, 1, ROPE_DIM)
+    size = x.numel() * x.element_size()
+    return (lambda **k: getattr(twin, kernel)(x, cos, cos, **k)), 2 * size + 2 * cos.numel() * cos.element_size(), x.numel()
+
+
+def run(kernel, tokens, hidden, dtype, chip, block_dim=0):
+    call, minimum, elems = inputs(kernel, tokens, hidden, dtype)
+    return call(chip=chip, count_only=True, block_dim=block_dim), minimum, elems
+
+
+ROW_TILINGS = {"rms_norm": "rms_norm", "add_rms_norm": "add_rms_norm", "rms_norm_backward": "rms_norm_grad"}
+
+
+@contextlib.contextmanager
+def full_plan(kernel, full_rows):
+    """Row kernels: launches take the tiling of `full_rows` rows, with only the row count and the
+    rows per core replaced by the launch's (block_dim * k rows, k each): the same UB plan and
+    rows per step as the full launch, on fewer rows."""
+    kind = ROW_TILINGS.get(kernel)
+    if kind is None:
+        yield
+        return
+    plain = twin.tiling
+
+    def patched(name, chip, rows, *rest):
+        if name != kind:
+            return plain(name, chip, rows, *rest)
+        tile = plain(name, chip, full_rows, *rest)
+        struct.pack_into("<Q", tile.data, 0, rows)  # numRows
+        struct.pack_into("<II", tile.data, 16, rows // tile.block_dim, 0)  # rowsPerCore, rowsRemainder
+        return tile
+
+    twin.tiling = patched
+    try:
+        yield
+    finally:
+        twin.tiling = plain
+
+
+def rows_per_step(kernel, tokens, hidden, dtype, chip):
+    kind = ROW_TILINGS.get(kernel)
+    if kind is None:
+        return 1
+    ge = twin.GE_DTYPE[dtype]
+    args = (ge, ge, 1e-6, 0) if kind != "rms_norm_grad" else (ge, ge, 0)
+    return struct.unpack_from("<I", twin.tiling(kind, chip, tokens, hidden, *args).data, 24)[0]
+
+
+def modelled(kernel, tokens, hidden, dtype, chip):
+    """(µs, block_dim, min bytes, elements, how: "" run, "extrap" extrapolated, "extrap?" when the
+    three smaller runs were not affine within 2 %)."""
+    per_token = ROPE_HEADS * ROPE_DIM if kernel in ROPE_KERNELS else hidden
+    if tokens * per_token <= LIMIT:
+        launch, minimum, elems = run(kernel, tokens, hidden, dtype, chip)
+        return launch.cost.us, launch.block_dim, minimum, elems, ""
+    minimum, elems = _sizes(kernel, tokens, hidden, dtype)
+    block_dim = full_block_dim(kernel, tokens, hidden, dtype, chip)
+    step = rows_per_step(kernel, tokens, hidden, dtype, chip)
+    k2 = step * (1 << max(2, math.ceil(math.log2(MIN_ROWS / step))))
+    with full_plan(kernel, tokens):
+        t0, t1, t2 = (run(kernel, block_dim * k, hidden, dtype, chip, block_dim)[0].cost.us for k in (k2 // 4, k2 // 2, k2))
+    slope = (t2 - t1) / (k2 - k2 // 2)
+    affine = abs((t1 - t0) - slope * (k2 // 2 - k2 // 4)) <= 0.02 * t1
+    k = math.ceil(tokens / block_dim)
+    return t2 + slope * (k - k2), block_dim, minimum, elems, "extrap" if affine else "extrap?"
+
+
+def _sizes(kernel, tokens, hidden, dtype):
+    """min bytes and elements of x without allocating the tensors."""
+    s = torch.tensor([], dtype=dtype).element_size()
+    n = tokens * (ROPE_HEADS * ROPE_DIM if kernel in ROPE_KERNELS else hidden)
+    if kernel in ROPE_KERNELS:
+        return 2 * n * s + 2 * tokens * ROPE_DIM * s, n
+    per = {"rms_norm": 2, "add_rms_norm": 4, "rms_norm_backward": 3, "add": 3, "silu_mul": 3, "silu_mul_backward": 5, "swiglu": 3,
+           "swiglu_backward": 5, "gelu": 2, "gelu_backward": 3}[kernel]
+    extra = {"rms_norm": hidden * s + tokens * 4, "add_rms_norm": hidden * s + tokens * 4,
+             "rms_norm_backward": 2 * hidden * s + tokens * 4}.get(kernel, 0)
+    return per * n * s + extra, n
+
+
+def full_block_dim(kernel, tokens, hidden, dtype, chip):
+    """The block_dim the tiling picks for the full shape (no launch)."""
+    ge = twin.GE_DTYPE[dtype]
+    if kernel in ("rms_norm", "add_rms_norm"):
+        return twin.tiling(kernel, chip, tokens, hidden, ge, ge, 1e-6, 0).block_dim
+    if kernel == "rms_norm_backward":
+        return twin.tiling("rms_norm_grad", chip, tokens, hidden, ge, ge, 0).block_dim
+    if kernel == "add":
+        return twin.tiling("add", chip, tokens * hidden, ge, 0).block_dim
+    if kernel in ACT_KERNELS:
+        op = twin.ALL_OPS[kernel]
+        rows, cols = (tokens, hidden) if kernel.startswith("swiglu") else (1, tokens * hidden)
+        return twin.act_tiling(op, chip, rows, cols, dtype).block_dim
+    import ctypes
+
+    x, table = (1, tokens, ROPE_HEADS, ROPE_DIM), (1, tokens, 1, ROPE_DIM)
+    dims = (ctypes.c_int64 * 4)(*x), (ctypes.c_int64 * 4)(*table)
+    return twin.tiling("rope", chip, int(kernel == "rope_backward"), 4, *dims, ge, ge, b"half", 0).block_dim
+
+
+def roofline_us(kernel, minimum, elems, chip, dtype):
+    p = params(chip)
+    cores = {"Ascend910B2": 48, "Ascend910B3": 40, "Ascend310P3": 8}[chip]
+    memory = minimum / (p("hbm_gbps") * 1e3)
+    passes = VECTOR_PASSES[kernel] - (2 if dtype == torch.float32 else 0)
+    vector = elems * 4 * passes / p("vec_bytes_per_cycle") / cores / (p("clock_ghz") * 1e3)
+    return max(memory, vector) + p("mte_latency") / (p("clock_ghz") * 1e3)
+
+
+def shapes():
+    for kernel in NORM_KERNELS:
+        for hidden in HIDDEN:
+            for tokens in TOKENS:
+                yield kernel, tokens, hidden
+    for kernel in ACT_KERNELS:
+        for hidden in MLP_WIDTHS:
+            for tokens in TOKENS:
+                yield kernel, tokens, hidden
+    for kernel in ROPE_KERNELS:
+        for tokens in TOKENS:
+            yield kernel, tokens, ROPE_HEADS * ROPE_DIM
+
+
+def is_backward(kernel):
+    return kernel.endswith("_backward")
+
+
+def table(chip, kernels):
+    """Prints the chip's table; returns [(kernel, tokens, ratio)]."""
+    out = []
+    header = f"{'kernel':<18} {'tokens':>6} {'hidden':>6} {'dtype':<8} {'block_dim':>9} {'model_us':>10} {'roof_us':>9} {'ratio':>7}"
+    for dtype in CHIPS[chip]:
+        rows = [s for s in shapes() if s[0] in kernels]
+        for title, keep in (("tokens >= 128", lambda t: t not in LAUNCH_BOUND_TOKENS), ("tokens 1 and 16 (launch-bound)",
+                                                                                         lambda t: t in LAUNCH_BOUND_TOKENS)):
+            print(f"chip {chip}, {str(dtype).removeprefix('torch.')}, {title}")
+            print(header)
+            for kernel, tokens, hidden in rows:
+                if not keep(tokens):
+                    continue
+                try:
+                    us, block_dim, minimum, elems, how = modelled(kernel, tokens, hidden, dtype, chip)
+                except twin.TwinError as error:
+                    print(f"{kernel:<18} {tokens:>6} {hidden:>6} not run: {str(error)[:100]}")
+                    continue
+                roof = roofline_us(kernel, minimum, elems, chip, dtype)
+                ratio = us / roof
+                if tokens not in LAUNCH_BOUND_TOKENS:
+                    out.append((kernel, tokens, ratio))
+                name = str(dtype).removeprefix("torch.")
+                print(f"{kernel:<18} {tokens:>6} {hidden:>6} {name:<8} {block_dim:>9} {us:>10.2f} {roof:>9.2f} {ratio:>7.3f}"
+                      f"  {how}", flush=True)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chip", choices=sorted(CHIPS), action="append", help="repeatable; default: every chip")
+    parser.add_argument("--kernel", action="append", help="repeatable; default: every kernel")
+    parser.add_argument("--params", action="store_true", help="print the cost model's parameter table first")
+    args = parser.parse_args()
+    if args.params:
+        for r in twin.cost_parameters():
+            print(f"{r.chip:<12} {r.name:<24} {r.value:>8g} {r.unit:<15} {'ASSUMED' if r.assumed else 'sourced':<8} {r.source}")
+    kernels = args.kernel or [*NORM_KERNELS, *ACT_KERNELS, *ROPE_KERNELS]
+    results = [r for chip in args.chip or CHIPS for r in table(chip, kernels)]
+    for label, pick in (("forward", lambda k: not is_backward(k)), ("backward", is_backward)):
+        ratios = [r for k, _, r in results if pick(k)]
+        if ratios:
+            print(f"worst_{label}_time_ratio={max(ratios):.4f}")
+    print(f"worst_time_ratio={max(r for _, _, r in results):.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,92 @@
+// Small kernels whose modelled time can be worked out by hand (tests/kernels/test_twin_cost.py).
+// Parameters: x (GM, kTiles * kTile floats per block, read and written), workspace, tiling.
+#include "kernel_operator.h"
+
+using namespace AscendC;
+
+namespace {
+constexpr uint32_t kTile = 2048;  // 8 KB of float
+constexpr uint32_t kTiles = 8;
+
+// Loads `tiles` tiles, doubles them, stores them back, through queues of `buffers` buffers: with
+// two, tile i + 1 loads while tile i is computed and stored.
+void Stream(GM_ADDR x, uint32_t buffers, uint32_t tiles) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> in;
+    TQue<QuePosition::VECOUT, 1> out;
+    pipe.InitBuffer(in, buffers, kTile * sizeof(float));
+    pipe.InitBuffer(out, buffers, kTile * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x + GetBlockIdx() * kTile * kTiles, kTile * kTiles);
+    for (uint32_t i = 0; i < tiles; ++i) {
+        LocalTensor<float> a = in.AllocTensor<float>();
+        DataCopy(a, g[i * kTile], kTile);
+        in.EnQue(a);
+        a = in.DeQue<float>();
+        LocalTensor<float> b = out.AllocTensor<float>();
+        Muls(b, a, 2.0f, kTile);
+        in.FreeTensor(a);
+        out.EnQue(b);
+        b = out.DeQue<float>();
+        DataCopy(g[i * kTile], b, kTile);
+        out.FreeTensor(b);
+    }
+}
+}  // namespace
+
+extern "C" __global__ __aicore__ void cost_serial(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { Stream(x, 1, kTiles); }
+extern "C" __global__ __aicore__ void cost_double_buffered(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { Stream(x, 2, kTiles); }
+
+// Block i streams i + 1 tiles: the launch lasts as long as its last block.
+extern "C" __global__ __aicore__ void cost_uneven(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    Stream(x, 2, uint32_t(GetBlockIdx()) % kTiles + 1);
+}
+
+// One tile in, scaled, out, ordered by explicit flags: the vector pipe idles at its WaitFlag
+// until the load has landed, MTE3 until the vector result has.
+extern "C" __global__ __aicore__ void cost_wait_flag(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, kTile * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kTile * kTiles);
+    LocalTensor<float> t = buf.Get<float>();
+    DataCopy(t, g, kTile);
+    SetFlag<HardEvent::MTE2_V>(0);
+    WaitFlag<HardEvent::MTE2_V>(0);
+    Muls(t, t, 2.0f, kTile);
+    SetFlag<HardEvent::V_MTE3>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);
+    DataCopy(g, t, kTile);
+}
+
+// The same tile loaded twice: the second load is a re-read, served by L2.
+extern "C" __global__ __aicore__ void cost_reread(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, kTile * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kTile * kTiles);
+    LocalTensor<float> t = buf.Get<float>();
+    DataCopy(t, g, kTile);
+    PipeBarrier<PIPE_MTE2>();
+    DataCopy(t, g, kTile);
+}
+
+// Block i does i rounds of vector work, then all meet in SyncAll, then each loads one tile:
+// every block ends after the slowest block's work.
+extern "C" __global__ __aicore__ void cost_sync_all(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, kTile * sizeof(float));
+    LocalTensor<float> t = buf.Get<float>();
+    for (int64_t i = 0; i < GetBlockIdx(); ++i) {
+        Duplicate(t, 0.0f, kTile);
+        PipeBarrier<PIPE_V>();
+    }
+    SyncAll();
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x + GetBlockIdx() * kTile, kTile);
+    DataCopy(t, g, kTile);
+}
