@@ -8,6 +8,7 @@ op_host's OpDef (checked by a test) and the tests themselves.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -146,9 +147,25 @@ class OpDefinition:
             combos.append({k: REFERENCE_DTYPE if v in IR_FLOAT_DTYPES else v for k, v in self.dtype_combos[0].items()})
         return combos
 
+    @functools.cached_property
+    def _combo_by_input_dtypes(self) -> dict:
+        """For reference=False/True: the combinations keyed by their input dtypes in IR order."""
+        return {
+            reference: {tuple(c[name] for name in self.tensor_args): c for c in self.combos(reference=reference)}
+            for reference in (False, True)
+        }
+
     def check_input_dtypes(self, tensors: dict, *, reference: bool = True) -> dict:
         """Raise TypeError naming the op and argument unless the input dtypes are a supported
-        combination; return the matching combination (which also gives the output dtypes)."""
+        combination; return the matching combination (which also gives the output dtypes).
+        Every eager call runs this: a supported combination is one table look-up, and only
+        refused input pays for working out which argument to blame."""
+        try:
+            return self._combo_by_input_dtypes[reference][tuple(tensors[name].dtype for name in self.tensor_args)]
+        except (AttributeError, KeyError, TypeError):
+            return self._explain_input_dtypes(tensors, reference=reference)
+
+    def _explain_input_dtypes(self, tensors: dict, *, reference: bool) -> dict:
         chosen = {}
         for name in self.tensor_args:
             check_is_tensor(self, name, tensors[name])

@@ -1,4 +1,4 @@
-"""GELU and its backward: op definitions, input checks, CPU kernels and autograd.
+"""GELU and its backward: op definitions, input checks, reference math and autograd.
 
 y = x * Φ(x), as ``torch.nn.functional.gelu``: ``approximate="tanh"`` takes
 Φ(x) = 0.5 * (1 + tanh(√(2/π) * (x + 0.044715 * x³))), ``"none"`` the normal CDF (erf form).
@@ -94,21 +94,21 @@ def _x_times_density(x, approximate):
     return x * torch.exp(-0.5 * x * x) * _INV_SQRT_2PI
 
 
-def gelu_cpu(x, approximate="tanh"):
+def gelu_reference(x, approximate="tanh"):
     combo = check_gelu(x, approximate)
     xf = x.contiguous().to(compute_dtype(x.dtype))
     return (xf * _cdf(xf, approximate)).to(combo["y"])
 
 
-def gelu_backward_cpu(dy, x, approximate="tanh"):
+def gelu_backward_reference(dy, x, approximate="tanh"):
     combo = check_gelu_backward(dy, x, approximate)
     acc = compute_dtype(x.dtype)
     xf, dyf = x.contiguous().to(acc), dy.contiguous().to(acc)
     return (dyf * (_cdf(xf, approximate) + _x_times_density(xf, approximate))).to(combo["dx"])
 
 
-define(GELU, gelu_cpu)
-define(GELU_BACKWARD, gelu_backward_cpu)
+define(GELU, check_gelu)
+define(GELU_BACKWARD, check_gelu_backward)
 
 
 def _setup_context(ctx, inputs, output):

@@ -1,4 +1,4 @@
-"""RMSNorm and its backward: op definitions, input checks, CPU kernels and autograd.
+"""RMSNorm and its backward: op definitions, input checks, reference math and autograd.
 
 y = x * rsqrt(mean(x^2, last dim) + epsilon) * gamma, accumulated in float32 (float64 for the
 float64 reference dtype). rstd is returned with shape ``x.shape[:-1] + (1,)``, as torch_npu's
@@ -91,13 +91,13 @@ def rms_norm_math(x, gamma, epsilon):
     return xf * rstd * gamma.to(xf.dtype), rstd
 
 
-def rms_norm_cpu(x, gamma, epsilon=1e-6):
+def rms_norm_reference(x, gamma, epsilon=1e-6):
     combo = check_rms_norm(x, gamma, epsilon)
     y, rstd = rms_norm_math(x, gamma, epsilon)
     return y.to(combo["y"]), rstd.to(combo["rstd"])
 
 
-def rms_norm_backward_cpu(dy, x, rstd, gamma):
+def rms_norm_backward_reference(dy, x, rstd, gamma):
     combo = check_rms_norm_backward(dy, x, rstd, gamma)
     acc = compute_dtype(x.dtype)
     xf, dyf = x.contiguous().to(acc), dy.contiguous().to(acc)
@@ -110,8 +110,8 @@ def rms_norm_backward_cpu(dy, x, rstd, gamma):
     return dx.to(combo["dx"]), dgamma.to(combo["dgamma"])
 
 
-define(RMS_NORM, rms_norm_cpu)
-define(RMS_NORM_BACKWARD, rms_norm_backward_cpu)
+define(RMS_NORM, check_rms_norm)
+define(RMS_NORM_BACKWARD, check_rms_norm_backward)
 
 
 def _setup_context(ctx, inputs, output):

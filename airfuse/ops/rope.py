@@ -1,4 +1,4 @@
-"""Rotary position embedding (RoPE) and its backward: op definitions, input checks, CPU kernels
+"""Rotary position embedding (RoPE) and its backward: op definitions, input checks, reference math
 and autograd.
 
 y = x * cos + rotate(x) * sin over the last dim D (even). ``mode="half"`` rotates the two halves
@@ -94,14 +94,14 @@ def rotate(x, mode):
     return torch.stack((pairs[..., 1].neg(), pairs[..., 0]), dim=-1).flatten(-2)
 
 
-def rope_cpu(x, cos, sin, mode="half"):
+def rope_reference(x, cos, sin, mode="half"):
     combo = check_rope(x, cos, sin, mode)
     acc = compute_dtype(x.dtype)
     xf = x.contiguous().to(acc)
     return (xf * cos.to(acc) + rotate(xf, mode) * sin.to(acc)).to(combo["y"])
 
 
-def rope_backward_cpu(dy, cos, sin, mode="half"):
+def rope_backward_reference(dy, cos, sin, mode="half"):
     combo = check_rope_backward(dy, cos, sin, mode)
     acc = compute_dtype(dy.dtype)
     dyf = dy.contiguous().to(acc)
@@ -109,8 +109,8 @@ def rope_backward_cpu(dy, cos, sin, mode="half"):
     return (dyf * cos.to(acc) - rotate(dyf * sin.to(acc), mode)).to(combo["dx"])
 
 
-define(ROPE, rope_cpu)
-define(ROPE_BACKWARD, rope_backward_cpu)
+define(ROPE, check_rope)
+define(ROPE_BACKWARD, check_rope_backward)
 
 
 def _setup_context(ctx, inputs, output):

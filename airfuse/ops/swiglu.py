@@ -1,5 +1,5 @@
 """SwiGLU on merged gate/up projections (torch_npu ``npu_swiglu`` semantics): definition, input
-checks, CPU kernels, autograd.
+checks, reference math, autograd.
 
 a, b = x.chunk(2, dim); y = silu(a) * b, with silu_mul's math. x.shape[dim] must be even.
 """
@@ -77,13 +77,13 @@ def check_swiglu_backward(dy, x, dim) -> dict:
     return combo
 
 
-def swiglu_cpu(x, dim=-1):
+def swiglu_reference(x, dim=-1):
     combo = check_swiglu(x, dim)
     a, b = x.to(compute_dtype(x.dtype)).chunk(2, dim)
     return silu_mul_math(a, b).to(combo["y"])
 
 
-def swiglu_backward_cpu(dy, x, dim=-1):
+def swiglu_backward_reference(dy, x, dim=-1):
     combo = check_swiglu_backward(dy, x, dim)
     acc = compute_dtype(x.dtype)
     a, b = x.to(acc).chunk(2, dim)
@@ -91,8 +91,8 @@ def swiglu_backward_cpu(dy, x, dim=-1):
     return torch.cat([da, db], dim).to(combo["dx"])
 
 
-define(SWIGLU, swiglu_cpu)
-define(SWIGLU_BACKWARD, swiglu_backward_cpu)
+define(SWIGLU, check_swiglu)
+define(SWIGLU_BACKWARD, check_swiglu_backward)
 
 
 def _setup_context(ctx, inputs, output):
