@@ -20,6 +20,7 @@ from ..opdef import (
     check_not_empty,
     check_same_device,
     compute_dtype,
+    ensure,
 )
 
 APPROXIMATIONS = ("tanh", "none")
@@ -61,7 +62,7 @@ def check_gelu_backward(dy, x, approximate) -> dict:
     combo = op.check_input_dtypes({"dy": dy, "x": x})
     check_same_device(op, {"dy": dy, "x": x})
     check_attr_choice(op, "approximate", approximate)
-    torch._check(
+    ensure(
         dy.shape == x.shape,
         lambda: f"{op.public_name}: dy must have x's shape {list(x.shape)}, got {list(dy.shape)} (no broadcasting)",
     )

@@ -13,10 +13,11 @@ from ..opdef import (
     IrAttr,
     IrParam,
     OpDefinition,
-    compute_dtype,
     check_attr_float,
     check_not_empty,
     check_same_device,
+    compute_dtype,
+    ensure,
 )
 
 _F32 = torch.float32
@@ -49,8 +50,8 @@ RMS_NORM_BACKWARD = OpDefinition(
 
 
 def check_gamma(op, x, gamma):
-    torch._check(x.dim() >= 1, lambda: f"{op.public_name}: x must have at least 1 dimension, got a 0-d tensor")
-    torch._check(
+    ensure(x.dim() >= 1, lambda: f"{op.public_name}: x must have at least 1 dimension, got a 0-d tensor")
+    ensure(
         gamma.dim() == 1 and gamma.shape[0] == x.shape[-1],
         lambda: f"{op.public_name}: gamma must have shape [{x.shape[-1]}] (x's last dim), got {list(gamma.shape)}",
     )
@@ -72,11 +73,11 @@ def check_rms_norm_backward(dy, x, rstd, gamma) -> dict:
     combo = op.check_input_dtypes(tensors)
     check_same_device(op, tensors)
     check_gamma(op, x, gamma)
-    torch._check(
+    ensure(
         dy.shape == x.shape,
         lambda: f"{op.public_name}: dy must have x's shape {list(x.shape)}, got {list(dy.shape)}",
     )
-    torch._check(
+    ensure(
         rstd.shape == (*x.shape[:-1], 1),
         lambda: f"{op.public_name}: rstd must have shape {[*x.shape[:-1], 1]}, got {list(rstd.shape)}",
     )

@@ -52,6 +52,12 @@ inline void store(T* p, const Vec<M>& v, int64_t n = kWidth<M>) {
   if (n == kWidth<M>) {
     if constexpr (std::is_same_v<T, M>) {
       v.store(p);
+#if defined(CPU_CAPABILITY_AVX2)
+    } else if constexpr (std::is_same_v<T, at::BFloat16>) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), at::vec::cvtfp32_bf16(__m256(v)));
+    } else if constexpr (std::is_same_v<T, at::Half>) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), at::vec::cvtfp32_fp16(__m256(v)));
+#endif
     } else {
       at::vec::convert_from_float<T>(v, v).store(p, kWidth<M>);
     }
