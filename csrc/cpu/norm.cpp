@@ -6,17 +6,26 @@
 namespace airfuse::cpu {
 namespace {
 
-template <class M, class T>
-M row_sum(int64_t d, const T* x, const auto& term) {
-  Vec<M> acc(M(0));
-  for_each_vector<M>(d, [&](int64_t i, int64_t n) { acc = acc + term(i, n); });
-  return at::vec::vec_reduce_all<M>([](const Vec<M>& a, const Vec<M>& b) { return a + b; }, acc);
+// Sum over a row of term(i, n), the vector of elements [i, i + n). Four independent accumulators
+// keep the adds from waiting on each other; rms_norm and add_rms_norm share this order, so they
+// agree bit for bit.
+template <class M>
+M row_sum(int64_t d, const auto& term) {
+  constexpr int64_t w = kWidth<M>;
+  Vec<M> acc[4] = {Vec<M>(M(0)), Vec<M>(M(0)), Vec<M>(M(0)), Vec<M>(M(0))};
+  int64_t i = 0;
+  for (; i + 4 * w <= d; i += 4 * w) {
+    for (int k = 0; k < 4; ++k) acc[k] = acc[k] + term(i + k * w, w);
+  }
+  for_each_vector<M>(d - i, [&](int64_t j, int64_t n) { acc[0] = acc[0] + term(i + j, n); });
+  const Vec<M> total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  return at::vec::vec_reduce_all<M>([](const Vec<M>& a, const Vec<M>& b) { return a + b; }, total);
 }
 
 // One row of rms_norm: y = x * rstd * gamma with rstd = 1 / sqrt(mean(x^2) + epsilon).
 template <class T, class G, class M = Math<T>>
 void rms_norm_row(const T* x, const G* gamma, int64_t d, M epsilon, T* y, M* rstd) {
-  const M sum = row_sum<M>(d, x, [&](int64_t i, int64_t n) {
+  const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) {
     const Vec<M> v = load<M>(x + i, n);
     return v * v;
   });
@@ -111,7 +120,7 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_backward(const at::Tensor& dy_in, co
         for (int64_t r = begin; r < end; ++r) {
           const T *dyr = dyp + r * d, *xr = xp + r * d;
           const Vec<M> rv(rp[r]);
-          const M sum = row_sum<M>(d, xr, [&](int64_t i, int64_t n) {
+          const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) {
             return load<M>(dyr + i, n) * load<M>(gp + i, n) * (load<M>(xr + i, n) * rv);
           });
           const Vec<M> mean(sum / static_cast<M>(d));
