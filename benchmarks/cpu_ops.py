@@ -48,6 +48,12 @@ def _residual(norm, x, gamma):
     return norm(x, gamma), x
 
 
+def _hf_swiglu(x):
+    # Phi-3's merged gate_up_proj: gate, up = chunk(2); act(gate) * up.
+    gate, up = x.chunk(2, -1)
+    return F.silu(gate) * up
+
+
 _hf_gelu = NewGELUActivation()
 
 
@@ -97,7 +103,7 @@ BENCHES = [
     Bench("add", lambda tokens, dtype: {"x": torch.randn(tokens, HIDDEN, dtype=dtype), "y": torch.randn(tokens, HIDDEN, dtype=dtype)},
           ops.add, torch.add),
     Bench("silu_mul", _pair(MLP), ops.silu_mul, lambda a, b: F.silu(a) * b, None, ("a", "b"), ("a", "b")),
-    Bench("swiglu", _rows(2 * MLP), ops.swiglu, lambda x: F.silu(x.chunk(2, -1)[0]) * x.chunk(2, -1)[1], None, ("x",), ("x",)),
+    Bench("swiglu", _rows(2 * MLP), ops.swiglu, _hf_swiglu, None, ("x",), ("x",)),
     Bench("rope", _rope_inputs, ops.rope, lambda x, cos, sin: x * cos + rotate_half(x) * sin, None, ("x",), ("cos", "sin")),
     Bench("gelu", _rows(HIDDEN), ops.gelu, _hf_gelu, lambda x: F.gelu(x, approximate="tanh"), ("x",), ("x",)),
 ]

@@ -35,7 +35,6 @@ at::Tensor silu_mul(const at::Tensor& a_in, const at::Tensor& b_in) {
     using T = decltype(t);
     elementwise<T, 2, 1>(1, a.numel(), {a.const_data_ptr<T>(), b.const_data_ptr<T>()}, {0, 0}, {y.mutable_data_ptr<T>()}, {0},
                          silu_mul_math<Math<T>>);
-    return 0;
   });
   return y;
 }
@@ -47,7 +46,6 @@ std::tuple<at::Tensor, at::Tensor> silu_mul_backward(const at::Tensor& dy_in, co
     using T = decltype(t);
     elementwise<T, 3, 2>(1, a.numel(), {dy.const_data_ptr<T>(), a.const_data_ptr<T>(), b.const_data_ptr<T>()}, {0, 0, 0},
                          {da.mutable_data_ptr<T>(), db.mutable_data_ptr<T>()}, {0, 0}, silu_mul_grad_math<Math<T>>);
-    return 0;
   });
   return std::make_tuple(da, db);
 }
@@ -74,7 +72,6 @@ at::Tensor swiglu(const at::Tensor& x_in, int64_t dim) {
     using T = decltype(t);
     const T* xp = x.const_data_ptr<T>();
     elementwise<T, 2, 1>(outer, half, {xp, xp + half}, {2 * half, 2 * half}, {y.mutable_data_ptr<T>()}, {half}, silu_mul_math<Math<T>>);
-    return 0;
   });
   return y;
 }
@@ -89,7 +86,6 @@ at::Tensor swiglu_backward(const at::Tensor& dy_in, const at::Tensor& x_in, int6
     T* dxp = dx.mutable_data_ptr<T>();
     elementwise<T, 3, 2>(outer, half, {dy.const_data_ptr<T>(), xp, xp + half}, {half, 2 * half, 2 * half}, {dxp, dxp + half},
                          {2 * half, 2 * half}, silu_mul_grad_math<Math<T>>);
-    return 0;
   });
   return dx;
 }
@@ -138,7 +134,6 @@ at::Tensor gelu(const at::Tensor& x_in, c10::string_view approximate) {
     using M = Math<T>;
     elementwise<T, 1, 1>(1, x.numel(), {x.const_data_ptr<T>()}, {0}, {y.mutable_data_ptr<T>()}, {0},
                          [tanh](const std::array<Vec<M>, 1>& v) { return std::array{v[0] * cdf(v[0], tanh)}; });
-    return 0;
   });
   return y;
 }
@@ -154,7 +149,6 @@ at::Tensor gelu_backward(const at::Tensor& dy_in, const at::Tensor& x_in, c10::s
                          [tanh](const std::array<Vec<M>, 2>& v) {
                            return std::array{v[0] * (cdf(v[1], tanh) + x_times_density(v[1], tanh))};
                          });
-    return 0;
   });
   return dx;
 }

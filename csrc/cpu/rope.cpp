@@ -86,9 +86,7 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
           rope_row<T, C, kBackward>(xp + r * d, cp + cos_rows.offset(r), sp + sin_rows.offset(r), d, half, yp + r * d);
         }
       });
-      return 0;
     });
-    return 0;
   });
   return y;
 }
