@@ -24,8 +24,9 @@ fuzz: setup twin
 hf-matrix: setup twin
 	AIRFUSE_HF_MATRIX=full $(PY) -m pytest -q tests/graph/test_hf_models.py
 
-# The CPU twin of the Ascend C kernels (build/libairfuse_twin.so), the NPU eager binding and the
-# emulated NPU that tests it (csrc/npu/binding.cmake); incremental after the first run.
+# The CPU twin of the Ascend C kernels (build/libairfuse_twin.so), airfuse's fused CPU kernels
+# (build/libairfuse_cpu.so, csrc/cpu), the NPU eager binding and the emulated NPU that tests it
+# (csrc/npu/binding.cmake); incremental after the first run.
 .PHONY: twin
 twin:
 	@test -f build/CMakeCache.txt || cmake -S . -B build -DCMAKE_BUILD_TYPE=Release

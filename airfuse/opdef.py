@@ -8,6 +8,7 @@ op_host's OpDef (checked by a test) and the tests themselves.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -36,6 +37,25 @@ _SCHEMA_TYPE_OF_ATTR = {"Float": "float", "Int": "int", "Bool": "bool", "Str": "
 # dtype, for gradcheck); the IR and the NPU kernels do not.
 IR_FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 REFERENCE_DTYPE = torch.float64
+
+
+def _when_not_true(check):
+    """``check`` (a ``torch._check*``) skipped when the condition is already the Python bool True.
+    torch._check costs about a microsecond; every eager call and every fake call on static sizes
+    passes plain bools, while SymBools (dynamic shapes) still go through ``check``, which records a
+    runtime assertion rather than specializing."""
+
+    def checked(condition, message):
+        if condition is not True:
+            check(condition, message)
+
+    return checked
+
+
+ensure = _when_not_true(torch._check)
+ensure_type = _when_not_true(torch._check_type)
+ensure_value = _when_not_true(torch._check_value)
+ensure_index = _when_not_true(torch._check_index)
 
 
 def compute_dtype(dtype: torch.dtype) -> torch.dtype:
@@ -146,16 +166,32 @@ class OpDefinition:
             combos.append({k: REFERENCE_DTYPE if v in IR_FLOAT_DTYPES else v for k, v in self.dtype_combos[0].items()})
         return combos
 
+    @functools.cached_property
+    def _combo_by_input_dtypes(self) -> dict:
+        """For reference=False/True: the combinations keyed by their input dtypes in IR order."""
+        return {
+            reference: {tuple(c[name] for name in self.tensor_args): c for c in self.combos(reference=reference)}
+            for reference in (False, True)
+        }
+
     def check_input_dtypes(self, tensors: dict, *, reference: bool = True) -> dict:
         """Raise TypeError naming the op and argument unless the input dtypes are a supported
-        combination; return the matching combination (which also gives the output dtypes)."""
+        combination; return the matching combination (which also gives the output dtypes).
+        Every eager call runs this: a supported combination is one table look-up, and only
+        refused input pays for working out which argument to blame."""
+        try:
+            return self._combo_by_input_dtypes[reference][tuple(tensors[name].dtype for name in self.tensor_args)]
+        except (AttributeError, KeyError, TypeError):
+            return self._explain_input_dtypes(tensors, reference=reference)
+
+    def _explain_input_dtypes(self, tensors: dict, *, reference: bool) -> dict:
         chosen = {}
         for name in self.tensor_args:
             check_is_tensor(self, name, tensors[name])
             dtype = tensors[name].dtype
             allowed = self.allowed_dtypes(name, chosen, reference=reference)
             given = ", ".join(f"{k}={dtype_name(v)}" for k, v in chosen.items())
-            torch._check_type(
+            ensure_type(
                 dtype in allowed,
                 lambda: f"{self.public_name}: {name} has dtype {dtype_name(dtype)}{f' with {given}' if given else ''}; "
                 f"expected one of {', '.join(dtype_name(d) for d in allowed)}",
@@ -198,7 +234,7 @@ def _same_default(schema_default, ir_default) -> bool:
 
 def check_is_tensor(op: OpDefinition, name: str, value):
     # Anything with a torch dtype: tensors, fake tensors, and the converters' dtype-only views of GE tensors.
-    torch._check_type(
+    ensure_type(
         isinstance(getattr(value, "dtype", None), torch.dtype),
         lambda: f"{op.public_name}: {name} must be a Tensor, got {type(value).__name__}",
     )
@@ -213,12 +249,12 @@ def check_attr_float(op: OpDefinition, name: str, value, *, minimum: float = 0.0
     Float). Python and numpy bools are refused (True is not an epsilon); numpy floats and ints are
     taken as the numbers they are. Eager calls through ``torch.ops`` never reach this with a bool
     or a 0-d tensor: PyTorch's argument parser has already turned them into a float."""
-    torch._check_type(
+    ensure_type(
         isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_)),
         lambda: f"{op.public_name}: {name} must be a float, got {type(value).__name__}",
     )
     number = float(value)
-    torch._check_value(
+    ensure_value(
         math.isfinite(number) and number >= minimum and abs(number) <= _FLOAT32_MAX,
         lambda: f"{op.public_name}: {name} must be a finite float32 number >= {minimum:g}, got {number}",
     )
@@ -226,7 +262,7 @@ def check_attr_float(op: OpDefinition, name: str, value, *, minimum: float = 0.0
 
 def check_attr_int(op: OpDefinition, name: str, value):
     """Int attrs such as dim: a Python or numpy integer, not a bool."""
-    torch._check_type(
+    ensure_type(
         isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)),
         lambda: f"{op.public_name}: {name} must be an int, got {type(value).__name__}",
     )
@@ -236,7 +272,7 @@ def check_same_shape(op: OpDefinition, tensors: dict):
     """Elementwise ops stream their inputs once on the NPU: shapes must match, no broadcasting."""
     first_name, first = next(iter(tensors.items()))
     for name, tensor in tensors.items():
-        torch._check(
+        ensure(
             tensor.shape == first.shape,
             lambda: f"{op.public_name}: {name} must have {first_name}'s shape {list(first.shape)}, got {list(tensor.shape)} (no broadcasting)",
         )
@@ -245,8 +281,8 @@ def check_same_shape(op: OpDefinition, tensors: dict):
 def check_attr_choice(op: OpDefinition, name: str, value):
     """Str attrs such as rope's mode: one of the values the op definition lists for them."""
     [attr] = [a for a in op.attrs if a.name == name]
-    torch._check_type(isinstance(value, str), lambda: f"{op.public_name}: {name} must be a str, got {type(value).__name__}")
-    torch._check_value(
+    ensure_type(isinstance(value, str), lambda: f"{op.public_name}: {name} must be a str, got {type(value).__name__}")
+    ensure_value(
         value in attr.choices,
         lambda: f"{op.public_name}: {name} must be one of {', '.join(map(repr, attr.choices))}, got {value!r}",
     )
@@ -255,7 +291,7 @@ def check_attr_choice(op: OpDefinition, name: str, value):
 def check_same_device(op: OpDefinition, tensors: dict):
     first_name, first = next(iter(tensors.items()))
     for name, tensor in tensors.items():
-        torch._check(
+        ensure(
             tensor.device == first.device,
             lambda: f"{op.public_name}: {name} is on {tensor.device} but {first_name} is on {first.device}",
         )
@@ -263,5 +299,5 @@ def check_same_device(op: OpDefinition, tensors: dict):
 
 def check_not_empty(op: OpDefinition, tensors: dict):
     for name, tensor in tensors.items():
-        torch._check(tensor.numel() != 0, lambda: f"{op.public_name}: {name} is empty (shape {list(tensor.shape)})")
+        ensure(tensor.numel() != 0, lambda: f"{op.public_name}: {name} is empty (shape {list(tensor.shape)})")
 

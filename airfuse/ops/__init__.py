@@ -1,8 +1,11 @@
-"""airfuse ops, one module per op: definition, input checks, CPU kernel, autograd.
+"""airfuse ops, one module per op: definition, input checks, autograd, and the Python math that
+the fused C++ CPU kernels (csrc/cpu) replaced, kept as ``*_reference`` for the tests.
 
-Importing a module defines its ops as ``torch.ops.airfuse.*``.
+Importing a module defines its ops as ``torch.ops.airfuse.*``; importing this package then loads
+the C++ kernels (airfuse/cpu_kernels.py).
 """
 
+from .. import cpu_kernels
 from .add import ADD
 from .add_rms_norm import ADD_RMS_NORM
 from .gelu import GELU, GELU_BACKWARD
@@ -19,3 +22,5 @@ ALL_OPS = {
     )
 }
 OPS_BY_IR_TYPE = {op.ir_type: op for op in ALL_OPS.values()}
+
+cpu_kernels.load()

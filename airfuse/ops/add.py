@@ -1,4 +1,4 @@
-"""Elementwise add of two same-shape tensors: definition, input checks, CPU kernel, autograd.
+"""Elementwise add of two same-shape tensors: definition, input checks, reference math, autograd.
 
 No broadcasting: the NPU kernel streams both inputs once, so shapes must match exactly.
 Half and bfloat16 are added in float32 and rounded once, as the NPU kernel does.
@@ -27,13 +27,13 @@ def check_add(x, y) -> dict:
     return combo
 
 
-def add_cpu(x, y):
+def add_reference(x, y):
     combo = check_add(x, y)
     acc = compute_dtype(x.dtype)
     return (x.contiguous().to(acc) + y.contiguous().to(acc)).to(combo["z"])
 
 
-define(ADD, add_cpu)
+define(ADD, check_add)
 
 
 def _backward(ctx, dz):

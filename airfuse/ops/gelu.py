@@ -1,4 +1,4 @@
-"""GELU and its backward: op definitions, input checks, CPU kernels and autograd.
+"""GELU and its backward: op definitions, input checks, reference math and autograd.
 
 y = x * Φ(x), as ``torch.nn.functional.gelu``: ``approximate="tanh"`` takes
 Φ(x) = 0.5 * (1 + tanh(√(2/π) * (x + 0.044715 * x³))), ``"none"`` the normal CDF (erf form).
@@ -20,6 +20,7 @@ from ..opdef import (
     check_not_empty,
     check_same_device,
     compute_dtype,
+    ensure,
 )
 
 APPROXIMATIONS = ("tanh", "none")
@@ -61,7 +62,7 @@ def check_gelu_backward(dy, x, approximate) -> dict:
     combo = op.check_input_dtypes({"dy": dy, "x": x})
     check_same_device(op, {"dy": dy, "x": x})
     check_attr_choice(op, "approximate", approximate)
-    torch._check(
+    ensure(
         dy.shape == x.shape,
         lambda: f"{op.public_name}: dy must have x's shape {list(x.shape)}, got {list(dy.shape)} (no broadcasting)",
     )
@@ -94,21 +95,21 @@ def _x_times_density(x, approximate):
     return x * torch.exp(-0.5 * x * x) * _INV_SQRT_2PI
 
 
-def gelu_cpu(x, approximate="tanh"):
+def gelu_reference(x, approximate="tanh"):
     combo = check_gelu(x, approximate)
     xf = x.contiguous().to(compute_dtype(x.dtype))
     return (xf * _cdf(xf, approximate)).to(combo["y"])
 
 
-def gelu_backward_cpu(dy, x, approximate="tanh"):
+def gelu_backward_reference(dy, x, approximate="tanh"):
     combo = check_gelu_backward(dy, x, approximate)
     acc = compute_dtype(x.dtype)
     xf, dyf = x.contiguous().to(acc), dy.contiguous().to(acc)
     return (dyf * (_cdf(xf, approximate) + _x_times_density(xf, approximate))).to(combo["dx"])
 
 
-define(GELU, gelu_cpu)
-define(GELU_BACKWARD, gelu_backward_cpu)
+define(GELU, check_gelu)
+define(GELU_BACKWARD, check_gelu_backward)
 
 
 def _setup_context(ctx, inputs, output):

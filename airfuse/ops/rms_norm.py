@@ -1,4 +1,4 @@
-"""RMSNorm and its backward: op definitions, input checks, CPU kernels and autograd.
+"""RMSNorm and its backward: op definitions, input checks, reference math and autograd.
 
 y = x * rsqrt(mean(x^2, last dim) + epsilon) * gamma, accumulated in float32 (float64 for the
 float64 reference dtype). rstd is returned with shape ``x.shape[:-1] + (1,)``, as torch_npu's
@@ -13,10 +13,11 @@ from ..opdef import (
     IrAttr,
     IrParam,
     OpDefinition,
-    compute_dtype,
     check_attr_float,
     check_not_empty,
     check_same_device,
+    compute_dtype,
+    ensure,
 )
 
 _F32 = torch.float32
@@ -49,8 +50,8 @@ RMS_NORM_BACKWARD = OpDefinition(
 
 
 def check_gamma(op, x, gamma):
-    torch._check(x.dim() >= 1, lambda: f"{op.public_name}: x must have at least 1 dimension, got a 0-d tensor")
-    torch._check(
+    ensure(x.dim() >= 1, lambda: f"{op.public_name}: x must have at least 1 dimension, got a 0-d tensor")
+    ensure(
         gamma.dim() == 1 and gamma.shape[0] == x.shape[-1],
         lambda: f"{op.public_name}: gamma must have shape [{x.shape[-1]}] (x's last dim), got {list(gamma.shape)}",
     )
@@ -72,11 +73,11 @@ def check_rms_norm_backward(dy, x, rstd, gamma) -> dict:
     combo = op.check_input_dtypes(tensors)
     check_same_device(op, tensors)
     check_gamma(op, x, gamma)
-    torch._check(
+    ensure(
         dy.shape == x.shape,
         lambda: f"{op.public_name}: dy must have x's shape {list(x.shape)}, got {list(dy.shape)}",
     )
-    torch._check(
+    ensure(
         rstd.shape == (*x.shape[:-1], 1),
         lambda: f"{op.public_name}: rstd must have shape {[*x.shape[:-1], 1]}, got {list(rstd.shape)}",
     )
@@ -91,13 +92,13 @@ def rms_norm_math(x, gamma, epsilon):
     return xf * rstd * gamma.to(xf.dtype), rstd
 
 
-def rms_norm_cpu(x, gamma, epsilon=1e-6):
+def rms_norm_reference(x, gamma, epsilon=1e-6):
     combo = check_rms_norm(x, gamma, epsilon)
     y, rstd = rms_norm_math(x, gamma, epsilon)
     return y.to(combo["y"]), rstd.to(combo["rstd"])
 
 
-def rms_norm_backward_cpu(dy, x, rstd, gamma):
+def rms_norm_backward_reference(dy, x, rstd, gamma):
     combo = check_rms_norm_backward(dy, x, rstd, gamma)
     acc = compute_dtype(x.dtype)
     xf, dyf = x.contiguous().to(acc), dy.contiguous().to(acc)
@@ -110,8 +111,8 @@ def rms_norm_backward_cpu(dy, x, rstd, gamma):
     return dx.to(combo["dx"]), dgamma.to(combo["dgamma"])
 
 
-define(RMS_NORM, rms_norm_cpu)
-define(RMS_NORM_BACKWARD, rms_norm_backward_cpu)
+define(RMS_NORM, check_rms_norm)
+define(RMS_NORM_BACKWARD, check_rms_norm_backward)
 
 
 def _setup_context(ctx, inputs, output):

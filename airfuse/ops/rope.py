@@ -1,4 +1,4 @@
-"""Rotary position embedding (RoPE) and its backward: op definitions, input checks, CPU kernels
+"""Rotary position embedding (RoPE) and its backward: op definitions, input checks, reference math
 and autograd.
 
 y = x * cos + rotate(x) * sin over the last dim D (even). ``mode="half"`` rotates the two halves
@@ -20,6 +20,7 @@ from ..opdef import (
     check_not_empty,
     check_same_device,
     compute_dtype,
+    ensure,
 )
 
 _F32 = torch.float32
@@ -55,20 +56,20 @@ def _check(op, name, x, cos, sin, mode) -> dict:
     combo = op.check_input_dtypes(tensors)
     check_same_device(op, tensors)
     check_attr_choice(op, "mode", mode)
-    torch._check(x.dim() >= 1, lambda: f"{op.public_name}: {name} must have at least 1 dimension, got a 0-d tensor")
+    ensure(x.dim() >= 1, lambda: f"{op.public_name}: {name} must have at least 1 dimension, got a 0-d tensor")
     check_not_empty(op, {name: x})
-    torch._check(
+    ensure(
         x.shape[-1] % 2 == 0,
         lambda: f"{op.public_name}: {name}'s last dim must be even (it is rotated in pairs), got {x.shape[-1]}",
     )
-    torch._check(
+    ensure(
         cos.dim() == x.dim()
         and cos.shape[-1] == x.shape[-1]
         and all(c == 1 or c == d for c, d in zip(cos.shape[:-1], x.shape[:-1], strict=True)),
         lambda: f"{op.public_name}: cos must have {name}'s rank and last dim, every other dim {name}'s or 1 "
         f"({name} has shape {list(x.shape)}), got {list(cos.shape)}",
     )
-    torch._check(
+    ensure(
         sin.shape == cos.shape,
         lambda: f"{op.public_name}: sin must have cos's shape {list(cos.shape)}, got {list(sin.shape)}",
     )
@@ -94,14 +95,14 @@ def rotate(x, mode):
     return torch.stack((pairs[..., 1].neg(), pairs[..., 0]), dim=-1).flatten(-2)
 
 
-def rope_cpu(x, cos, sin, mode="half"):
+def rope_reference(x, cos, sin, mode="half"):
     combo = check_rope(x, cos, sin, mode)
     acc = compute_dtype(x.dtype)
     xf = x.contiguous().to(acc)
     return (xf * cos.to(acc) + rotate(xf, mode) * sin.to(acc)).to(combo["y"])
 
 
-def rope_backward_cpu(dy, cos, sin, mode="half"):
+def rope_backward_reference(dy, cos, sin, mode="half"):
     combo = check_rope_backward(dy, cos, sin, mode)
     acc = compute_dtype(dy.dtype)
     dyf = dy.contiguous().to(acc)
@@ -109,8 +110,8 @@ def rope_backward_cpu(dy, cos, sin, mode="half"):
     return (dyf * cos.to(acc) - rotate(dyf * sin.to(acc), mode)).to(combo["dx"])
 
 
-define(ROPE, rope_cpu)
-define(ROPE_BACKWARD, rope_backward_cpu)
+define(ROPE, check_rope)
+define(ROPE_BACKWARD, check_rope_backward)
 
 
 def _setup_context(ctx, inputs, output):

@@ -1,5 +1,5 @@
 """SiLU-gated product of two same-shape tensors (Hugging Face's separate gate_proj / up_proj):
-definition, input checks, CPU kernels, autograd.
+definition, input checks, reference math, autograd.
 
 y = silu(a) * b, computed in float32 and rounded once. The math here also serves ``swiglu``,
 which takes a and b as the two halves of one tensor.
@@ -65,21 +65,21 @@ def check_silu_mul_backward(dy, a, b) -> dict:
     return _check(SILU_MUL_BACKWARD, {"dy": dy, "a": a, "b": b})
 
 
-def silu_mul_cpu(a, b):
+def silu_mul_reference(a, b):
     combo = check_silu_mul(a, b)
     acc = compute_dtype(a.dtype)
     return silu_mul_math(a.to(acc), b.to(acc)).to(combo["y"])
 
 
-def silu_mul_backward_cpu(dy, a, b):
+def silu_mul_backward_reference(dy, a, b):
     combo = check_silu_mul_backward(dy, a, b)
     acc = compute_dtype(a.dtype)
     da, db = silu_mul_grad_math(dy.to(acc), a.to(acc), b.to(acc))
     return da.to(combo["da"]), db.to(combo["db"])
 
 
-define(SILU_MUL, silu_mul_cpu)
-define(SILU_MUL_BACKWARD, silu_mul_backward_cpu)
+define(SILU_MUL, check_silu_mul)
+define(SILU_MUL_BACKWARD, check_silu_mul_backward)
 
 
 def _setup_context(ctx, inputs, output):

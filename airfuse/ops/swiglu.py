@@ -1,5 +1,5 @@
 """SwiGLU on merged gate/up projections (torch_npu ``npu_swiglu`` semantics): definition, input
-checks, CPU kernels, autograd.
+checks, reference math, autograd.
 
 a, b = x.chunk(2, dim); y = silu(a) * b, with silu_mul's math. x.shape[dim] must be even.
 """
@@ -12,10 +12,12 @@ from ..opdef import (
     IrAttr,
     IrParam,
     OpDefinition,
-    compute_dtype,
     check_attr_int,
     check_not_empty,
     check_same_device,
+    compute_dtype,
+    ensure,
+    ensure_index,
 )
 from .silu_mul import silu_mul_grad_math, silu_mul_math
 
@@ -47,11 +49,11 @@ def halved_shape(x, dim: int) -> list:
 
 def _check_dim(op, x, dim):
     check_attr_int(op, "dim", dim)
-    torch._check(x.dim() >= 1, lambda: f"{op.public_name}: x must have at least 1 dimension, got a 0-d tensor")
-    torch._check_index(
+    ensure(x.dim() >= 1, lambda: f"{op.public_name}: x must have at least 1 dimension, got a 0-d tensor")
+    ensure_index(
         -x.dim() <= dim < x.dim(), lambda: f"{op.public_name}: dim must be in [{-x.dim()}, {x.dim() - 1}] for x of rank {x.dim()}, got {dim}"
     )
-    torch._check(
+    ensure(
         x.shape[dim] % 2 == 0,
         lambda: f"{op.public_name}: x.shape[{dim}] must be even to split into gate and up halves, got {x.shape[dim]}",
     )
@@ -70,20 +72,20 @@ def check_swiglu_backward(dy, x, dim) -> dict:
     check_same_device(op, {"dy": dy, "x": x})
     _check_dim(op, x, dim)
     expected = halved_shape(x, dim)
-    torch._check(
+    ensure(
         list(dy.shape) == expected, lambda: f"{op.public_name}: dy must have shape {expected} (x's with dim {dim} halved), got {list(dy.shape)}"
     )
     check_not_empty(op, {"x": x})
     return combo
 
 
-def swiglu_cpu(x, dim=-1):
+def swiglu_reference(x, dim=-1):
     combo = check_swiglu(x, dim)
     a, b = x.to(compute_dtype(x.dtype)).chunk(2, dim)
     return silu_mul_math(a, b).to(combo["y"])
 
 
-def swiglu_backward_cpu(dy, x, dim=-1):
+def swiglu_backward_reference(dy, x, dim=-1):
     combo = check_swiglu_backward(dy, x, dim)
     acc = compute_dtype(x.dtype)
     a, b = x.to(acc).chunk(2, dim)
@@ -91,8 +93,8 @@ def swiglu_backward_cpu(dy, x, dim=-1):
     return torch.cat([da, db], dim).to(combo["dx"])
 
 
-define(SWIGLU, swiglu_cpu)
-define(SWIGLU_BACKWARD, swiglu_backward_cpu)
+define(SWIGLU, check_swiglu)
+define(SWIGLU_BACKWARD, check_swiglu_backward)
 
 
 def _setup_context(ctx, inputs, output):

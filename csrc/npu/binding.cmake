@@ -1,4 +1,5 @@
-# The NPU eager binding (csrc/npu), built wherever torch is importable by AIRFUSE_PYTHON:
+# The NPU eager binding (csrc/npu), built wherever torch is importable by AIRFUSE_PYTHON, as are
+# airfuse's fused CPU kernels (csrc/cpu/kernels.cmake, included below):
 #  - build/libairfuse_npu_emulated.so: the same source without torch_npu, for the emulated "npu"
 #    of tests/npu (loaded by the tests only);
 #  - build/libairfuse_npu.so: the real binding, compiled against torch_npu's headers and linked
@@ -42,6 +43,8 @@ function(airfuse_torch_target target)
   target_link_directories(${target} PRIVATE ${AIRFUSE_TORCH_LIBDIR})
   target_link_libraries(${target} PRIVATE c10 torch_cpu ${CMAKE_DL_LIBS})
 endfunction()
+
+include(csrc/cpu/kernels.cmake)
 
 add_library(airfuse_npu_emulated SHARED csrc/npu/binding.cpp $<TARGET_OBJECTS:airfuse_op_api_lookup>)
 airfuse_torch_target(airfuse_npu_emulated)

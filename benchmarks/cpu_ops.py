@@ -1,0 +1,239 @@
+"""airfuse's fused CPU kernels against what a CPU user would otherwise run, side by side.
+
+For each op, forward and backward, at tokens x hidden 4096 (MLP width 11008 for silu_mul and
+swiglu; rope on 32 heads x 128 in Hugging Face's [batch, heads, tokens, head_dim] layout), float32
+and bfloat16, in one process with interleaved rounds (median per-call time):
+  airfuse   torch.ops.airfuse.<op> (backward: autograd through it, i.e. the <op>_backward kernel)
+  hf        the Hugging Face composite (LlamaRMSNorm, rotate_half, NewGELUActivation, act(gate) * up)
+  F         the matching torch.nn.functional op where one exists (rms_norm, gelu)
+  inductor  torch.compile (inductor) of the hf composite, the token dim marked dynamic so each op
+            and dtype compiles once for 128..8192 tokens (1 token compiles separately)
+  clone     x.clone() of the op's largest input: the bandwidth reference
+Backward times autograd.grad alone (each forward runs untimed before it). GB/s counts each tensor
+the airfuse kernel must read or write once. Ratios are airfuse time / other time (< 1: airfuse is
+faster). The last line is worst_vs_inductor=<x>: the largest airfuse / inductor ratio over every
+row with >= 128 tokens. add has no backward kernel (its gradient is dz twice), so no add bwd row.
+
+    .venv/bin/python benchmarks/cpu_ops.py [--quick] [--threads N]
+"""
+
+import argparse
+import math
+import statistics
+import time
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Callable
+
+import torch
+import torch.nn.functional as F
+from transformers.activations import NewGELUActivation
+from transformers.models.llama.modeling_llama import LlamaRMSNorm, rotate_half
+
+import airfuse  # noqa: F401  (registers torch.ops.airfuse.*)
+
+EPS = 1e-6
+HIDDEN, MLP = 4096, 11008
+HEADS, HEAD_DIM = HIDDEN // 128, 128
+ops = torch.ops.airfuse
+
+
+def _hf_rms_norm(x, gamma):
+    # LlamaRMSNorm's own forward, with gamma itself as its weight so gradients reach gamma.
+    return LlamaRMSNorm.forward(SimpleNamespace(weight=gamma, variance_epsilon=EPS), x)
+
+
+def _residual(norm, x, gamma):
+    """A decoder layer's residual add then norm: (norm(x), x), x feeding the next residual."""
+    return norm(x, gamma), x
+
+
+def _hf_swiglu(x):
+    # Phi-3's merged gate_up_proj: gate, up = chunk(2); act(gate) * up.
+    gate, up = x.chunk(2, -1)
+    return F.silu(gate) * up
+
+
+_new_gelu = NewGELUActivation()  # GPT-2's "gelu_new", the tanh form
+
+
+def _hf_gelu(x):
+    return _new_gelu(x)
+
+
+@dataclass
+class Bench:
+    name: str
+    # (tokens, dtype) -> inputs by name; differentiable ones first, in the order grads are taken.
+    make: Callable
+    airfuse: Callable
+    hf: Callable
+    functional: Callable | None = None
+    differentiable: tuple = ()
+    # Inputs the airfuse backward kernel reads besides the output gradients (add_rms_norm's x1
+    # stands for its output x, which the backward reads, of the same size).
+    backward_reads: tuple = ()
+
+
+def _rows(width):
+    return lambda tokens, dtype: {"x": torch.randn(tokens, width, dtype=dtype)}
+
+
+def _norm_inputs(tokens, dtype):
+    return {"x": torch.randn(tokens, HIDDEN, dtype=dtype), "gamma": torch.rand(HIDDEN, dtype=dtype) + 0.5}
+
+
+def _add_norm_inputs(tokens, dtype):
+    return {"x1": torch.randn(tokens, HIDDEN, dtype=dtype), "x2": torch.randn(tokens, HIDDEN, dtype=dtype),
+            "gamma": torch.rand(HIDDEN, dtype=dtype) + 0.5}
+
+
+def _pair(width):
+    return lambda tokens, dtype: {"a": torch.randn(tokens, width, dtype=dtype), "b": torch.randn(tokens, width, dtype=dtype)}
+
+
+def _rope_inputs(tokens, dtype):
+    angles = torch.rand(1, 1, tokens, HEAD_DIM) * math.pi
+    return {"x": torch.randn(1, HEADS, tokens, HEAD_DIM, dtype=dtype), "cos": angles.cos().to(dtype), "sin": angles.sin().to(dtype)}
+
+
+BENCHES = [
+    Bench("rms_norm", _norm_inputs, lambda x, gamma: ops.rms_norm(x, gamma, EPS)[0], _hf_rms_norm,
+          lambda x, gamma: F.rms_norm(x, (x.shape[-1],), gamma, EPS), ("x", "gamma"), ("x", "gamma")),
+    Bench("add_rms_norm", _add_norm_inputs, lambda x1, x2, gamma: ops.add_rms_norm(x1, x2, gamma, EPS)[::2],
+          lambda x1, x2, gamma: _residual(_hf_rms_norm, x1 + x2, gamma),
+          lambda x1, x2, gamma: _residual(lambda x, g: F.rms_norm(x, (x.shape[-1],), g, EPS), x1 + x2, gamma),
+          ("x1", "x2", "gamma"), ("x1", "gamma")),
+    Bench("add", lambda tokens, dtype: {"x": torch.randn(tokens, HIDDEN, dtype=dtype), "y": torch.randn(tokens, HIDDEN, dtype=dtype)},
+          ops.add, lambda x, y: x + y),
+    Bench("silu_mul", _pair(MLP), ops.silu_mul, lambda a, b: F.silu(a) * b, None, ("a", "b"), ("a", "b")),
+    Bench("swiglu", _rows(2 * MLP), ops.swiglu, _hf_swiglu, None, ("x",), ("x",)),
+    Bench("rope", _rope_inputs, ops.rope, lambda x, cos, sin: x * cos + rotate_half(x) * sin, None, ("x",), ("cos", "sin")),
+    Bench("gelu", _rows(HIDDEN), ops.gelu, _hf_gelu, lambda x: F.gelu(x, approximate="tanh"), ("x",), ("x",)),
+]
+
+
+def nbytes(tensors):
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+def as_tuple(out):
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _mark_tokens_dynamic(inputs):
+    # Every input with the token dim (dim 0 of [tokens, ...], dim 2 of rope's [1, heads, tokens, d]).
+    for t in inputs.values():
+        dim = 2 if t.dim() == 4 else 0
+        if t.dim() >= 2 and t.shape[dim] > 1:
+            torch._dynamo.mark_dynamic(t, dim)
+
+
+def _timed_forward(fn, inputs, calls):
+    with torch.no_grad():
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn(**inputs)
+        return (time.perf_counter() - start) / calls
+
+
+def _timed_backward(fn, inputs, grads, differentiable, calls):
+    leaves = [inputs[name] for name in differentiable]
+    total = 0.0
+    for _ in range(calls):
+        out = as_tuple(fn(**inputs))
+        start = time.perf_counter()
+        torch.autograd.grad(out, leaves, grads[: len(out)])
+        total += time.perf_counter() - start
+    return total / calls
+
+
+def measure(candidates: dict, run, rounds: int, target_s: float) -> dict:
+    """Median per-call seconds of each candidate over interleaved rounds; each round times enough
+    calls to last about target_s."""
+    calls = {}
+    for name, fn in candidates.items():
+        run(fn, 1)  # warm-up (and, for inductor, compile)
+        calls[name] = max(1, min(1000, int(target_s / max(run(fn, 1), 1e-7))))
+    samples = {name: [] for name in candidates}
+    for _ in range(rounds):
+        for name, fn in candidates.items():
+            samples[name].append(run(fn, calls[name]))
+    return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def bench_rows(bench: Bench, direction: str, dtype, tokens_list, compiled, rounds, target_s):
+    for tokens in tokens_list:
+        inputs = bench.make(tokens, dtype)
+        backward = direction == "bwd"
+        if backward:
+            for name in bench.differentiable:
+                inputs[name].requires_grad_()
+        reference_out = as_tuple(bench.airfuse(**inputs))
+        grads = [torch.randn_like(o) for o in reference_out] if backward else []
+        if tokens > 1:
+            _mark_tokens_dynamic(inputs)
+        candidates = {"airfuse": bench.airfuse, "hf": bench.hf}
+        if bench.functional is not None:
+            candidates["F"] = bench.functional
+        candidates["inductor"] = compiled
+        if backward:
+            run = lambda fn, calls: _timed_backward(fn, inputs, grads, bench.differentiable, calls)  # noqa: E731
+            moved = nbytes(grads) + nbytes(inputs[n] for n in bench.backward_reads) + nbytes(inputs[n] for n in bench.differentiable)
+        else:
+            run = lambda fn, calls: _timed_forward(fn, inputs, calls)  # noqa: E731
+            moved = nbytes(inputs.values()) + nbytes(reference_out)
+        largest = max(inputs.values(), key=lambda t: t.numel())
+        times = _measure_with_clone(candidates, run, largest, rounds, target_s)
+        yield tokens, moved, largest, times
+
+
+def _measure_with_clone(candidates, run, largest, rounds, target_s):
+    clone = lambda **_: largest.detach().clone()  # noqa: E731
+    both = {**candidates, "clone": clone}
+
+    def run_any(fn, calls):
+        if fn is clone:
+            start = time.perf_counter()
+            for _ in range(calls):
+                largest.detach().clone()
+            return (time.perf_counter() - start) / calls
+        return run(fn, calls)
+
+    return measure(both, run_any, rounds, target_s)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="tokens 1, 128, 2048 only and 3 rounds")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: the machine is shared)")
+    parser.add_argument("--ops", default=",".join(b.name for b in BENCHES), help="comma-separated subset of ops")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch._dynamo.config.recompile_limit = 64
+    tokens_list = (1, 128, 2048) if args.quick else (1, 128, 2048, 8192)
+    rounds, target_s = (3, 0.02) if args.quick else (5, 0.05)
+    wanted = args.ops.split(",")
+    print(f"threads={torch.get_num_threads()} rounds={rounds} tokens={tokens_list} torch={torch.__version__}")
+    header = f"{'op':<13}{'dir':<4}{'dtype':<9}{'tokens':>6} {'airfuse_us':>11} {'/hf':>6} {'/F':>6} {'/ind':>6} {'GB/s':>7} {'clone_GB/s':>10} {'of_clone':>8}"
+    print(header)
+    worst = 0.0
+    for bench in BENCHES:
+        if bench.name not in wanted:
+            continue
+        for direction in ("fwd", "bwd") if bench.differentiable else ("fwd",):
+            for dtype in (torch.float32, torch.bfloat16):
+                compiled = torch.compile(bench.hf)
+                for tokens, moved, largest, t in bench_rows(bench, direction, dtype, tokens_list, compiled, rounds, target_s):
+                    ratio = lambda other: f"{t['airfuse'] / t[other]:6.2f}" if other in t else f"{'-':>6}"  # noqa: E731
+                    gbps = moved / t["airfuse"] / 1e9
+                    clone_gbps = 2 * nbytes([largest]) / t["clone"] / 1e9
+                    print(f"{bench.name:<13}{direction:<4}{str(dtype).removeprefix('torch.'):<9}{tokens:>6} {t['airfuse'] * 1e6:11.1f} "
+                          f"{ratio('hf')} {ratio('F')} {ratio('inductor')} {gbps:7.2f} {clone_gbps:10.2f} {gbps / clone_gbps:8.2f}", flush=True)
+                    if tokens >= 128:
+                        worst = max(worst, t["airfuse"] / t["inductor"])
+    print(f"worst_vs_inductor={worst:.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,149 @@
+"""The fused C++ CPU kernels (csrc/cpu) behind every torch.ops.airfuse.* op: numerics against the
+float64 reference for every op and dtype combination, on odd row lengths (not multiples of the
+vector width) and non-contiguous inputs; opcheck on non-contiguous inputs; the same error message
+from the eager kernel and the fake impl for the same bad input; the error when the library is missing."""
+
+import importlib
+
+import pytest
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from airfuse import cpu_kernels
+from airfuse.ops import ALL_OPS
+from reference import TOLERANCES
+
+# Odd lengths put every row end, and for add/gelu the flat end, in a partial vector.
+SHAPES = [(1, 6), (3, 34), (2, 3, 1030)]
+
+
+def _tensor(shape, dtype, *, positive=False):
+    values = torch.rand(shape, dtype=torch.float64) + 0.5 if positive else torch.randn(shape, dtype=torch.float64)
+    return values.to(dtype)
+
+
+def _strided(t):
+    """t's values in a non-contiguous layout: last two dims transposed in memory, or every other element."""
+    if t.dim() >= 2:
+        return t.mT.contiguous().mT
+    return torch.stack([t, t], -1)[..., 0]
+
+
+def _inputs(op, combo, shape):
+    """Valid inputs of op (tensors by IR name, then attrs) for rows x hidden `shape`."""
+    *rows, hidden = shape
+    dt = combo[op.tensor_args[0]]
+    if op.name in ("rms_norm", "add_rms_norm", "rms_norm_backward"):
+        x, gamma = _tensor(shape, dt), _tensor([hidden], combo["gamma"], positive=True)
+        if op.name == "rms_norm":
+            return {"x": x, "gamma": gamma, "epsilon": 1e-5}
+        if op.name == "add_rms_norm":
+            return {"x1": x, "x2": _tensor(shape, dt), "gamma": gamma, "epsilon": 1e-5}
+        rstd = torch.rsqrt(x.double().square().mean(-1, keepdim=True) + 1e-5).to(combo["rstd"])
+        return {"dy": _tensor(shape, dt), "x": x, "rstd": rstd, "gamma": gamma}
+    if op.name.startswith("swiglu"):
+        x = _tensor([*rows, 2 * hidden], dt)
+        return {"dy": _tensor(shape, dt), "x": x, "dim": -1} if op.name.endswith("backward") else {"x": x, "dim": -1}
+    if op.name.startswith("rope"):
+        # Tables broadcast over every leading dim but the last.
+        table = [1] * (len(rows) - 1) + [rows[-1], hidden] if rows else [hidden]
+        rotated = "dy" if op.name.endswith("backward") else "x"
+        return {rotated: _tensor(shape, dt), "cos": _tensor(table, combo["cos"]), "sin": _tensor(table, combo["sin"]), "mode": "half"}
+    tensors = {name: _tensor(shape, combo[name]) for name in op.tensor_args}
+    return {**tensors, **{attr.name: attr.default for attr in op.attrs}}
+
+
+def _call(op, inputs):
+    out = getattr(torch.ops.airfuse, op.name)(*inputs.values())
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _reference(op, inputs):
+    """The Python math the C++ kernel replaced (airfuse/ops/<op>.py), run in float64."""
+    if op.name == "add_rms_norm":
+        # By contract the norm reads the sum rounded to x1's dtype: so does its reference.
+        x = (inputs["x1"].double() + inputs["x2"].double()).to(inputs["x1"].dtype)
+        return (*_reference(ALL_OPS["rms_norm"], {"x": x, "gamma": inputs["gamma"], "epsilon": inputs["epsilon"]}), x.double())
+    module = importlib.import_module(f"airfuse.ops.{op.name.removesuffix('_backward')}")
+    doubled = [v.double() if isinstance(v, torch.Tensor) else v for v in inputs.values()]
+    out = getattr(module, f"{op.name}_reference")(*doubled)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _variants(op, inputs):
+    """The attr values worth covering besides the defaults (both rope modes and GELU forms, a middle swiglu dim)."""
+    yield inputs
+    for attr in op.attrs:
+        for choice in attr.choices:
+            if choice != inputs[attr.name]:
+                yield {**inputs, attr.name: choice}
+    if op.name.startswith("swiglu") and inputs["x"].dim() == 3:
+        # dim 1 of a [2, 3, 2h] x: gate and up halves are whole rows apart.
+        x = _tensor([2, 6, inputs["x"].shape[-1]], inputs["x"].dtype)
+        yield {"dy": _tensor([2, 3, x.shape[-1]], x.dtype), "x": x, "dim": 1} if "dy" in inputs else {"x": x, "dim": 1}
+
+
+@pytest.mark.parametrize("op_name", sorted(ALL_OPS))
+def test_every_dtype_combination_matches_the_float64_reference(op_name):
+    op = ALL_OPS[op_name]
+    for combo in op.combos(reference=True):
+        for shape in SHAPES:
+            for inputs in _variants(op, _inputs(op, combo, shape)):
+                expected = _reference(op, inputs)
+                for layout in ("contiguous", "strided"):
+                    given = inputs if layout == "contiguous" else {k: _strided(v) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}
+                    for name, got, want in zip((p.name for p in op.outputs), _call(op, given), expected, strict=True):
+                        assert got.dtype == combo[name] and got.shape == want.shape and got.is_contiguous(), (combo, shape, name)
+                        torch.testing.assert_close(
+                            got.double(), want, **TOLERANCES[got.dtype], msg=lambda m: f"{op_name} {combo} {shape} {layout} {name}: {m}"
+                        )
+
+
+@pytest.mark.parametrize("op_name", sorted(ALL_OPS))
+def test_opcheck_on_non_contiguous_inputs(op_name):
+    op = ALL_OPS[op_name]
+    inputs = _inputs(op, op.combos(reference=False)[0], (3, 10))
+    args = [_strided(v) if isinstance(v, torch.Tensor) else v for v in inputs.values()]
+    torch.library.opcheck(getattr(torch.ops.airfuse, op_name).default, tuple(args), test_utils=("test_schema", "test_faketensor"))
+
+
+def _bad_inputs(op):
+    """Bad variants of valid inputs, derived from the op definition: a dtype no combination has, a
+    shorter last dim on the second tensor, an empty first tensor, and an out-of-range value per attr."""
+    inputs = _inputs(op, op.combos(reference=False)[0], (3, 8))
+    names = op.tensor_args
+    yield {**inputs, names[-1]: inputs[names[-1]].to(torch.int32)}
+    if len(names) > 1:
+        yield {**inputs, names[0]: inputs[names[0]].to(torch.float64)}
+        yield {**inputs, names[1]: inputs[names[1]][..., :-2]}
+    yield {**inputs, names[0]: inputs[names[0]][:0]}
+    bad_attr = {"Float": -1.0, "Int": 7, "Str": "bogus"}
+    for attr in op.attrs:
+        yield {**inputs, attr.name: bad_attr[attr.ge_type]}
+
+
+def _error(call):
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001  (the point is comparing whatever each path raises)
+        return type(exc), str(exc)
+    return None
+
+
+@pytest.mark.parametrize("op_name", sorted(ALL_OPS))
+def test_eager_and_fake_refuse_bad_input_with_the_same_message(op_name):
+    op = ALL_OPS[op_name]
+    fn = getattr(torch.ops.airfuse, op_name)
+    for inputs in _bad_inputs(op):
+        eager = _error(lambda: fn(*inputs.values()))
+        with FakeTensorMode() as mode:
+            fake_args = [mode.from_tensor(v) if isinstance(v, torch.Tensor) else v for v in inputs.values()]
+            fake = _error(lambda: fn(*fake_args))
+        assert eager is not None and op.public_name in eager[1], (op_name, eager)
+        assert eager == fake, (op_name, eager, fake)
+
+
+def test_a_missing_library_is_named_with_how_to_build_it(monkeypatch):
+    monkeypatch.setattr(cpu_kernels, "_loaded", False)
+    with pytest.raises(RuntimeError, match=r"airfuse\.add: airfuse's CPU kernels .*libairfuse_cpu\.so.* run `make setup twin`"):
+        torch.ops.airfuse.add(torch.ones(2), torch.ones(2))
