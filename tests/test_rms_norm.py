@@ -173,3 +173,27 @@ def test_float32_range_limits_behave_as_torch(scale, epsilon):
     expected = torch.nn.functional.rms_norm(x, [16], gamma, epsilon)
     torch.testing.assert_close(y, expected, equal_nan=True, rtol=0, atol=0)
     assert not y.isfinite().all() or (y == 0).all()
+
+
+@pytest.mark.parametrize("epsilon", [True, torch.tensor(0.5)], ids=["bool", "0-d-tensor"])
+def test_torch_ops_parser_converts_epsilon_before_airfuse_sees_it(epsilon):
+    """A PyTorch limit (README, "Bad input"): the schema's float argument is converted by PyTorch's
+    parser before any airfuse code runs, so eager computes with float(epsilon). The twin wrappers
+    and the converters, which see the raw value, refuse it. If this test fails, PyTorch now passes
+    the raw value through and airfuse's check_attr_float can refuse it in eager too."""
+    x, gamma = torch.randn(2, 8), torch.randn(8)
+    y, _ = rms_norm(x, gamma, epsilon)
+    torch.testing.assert_close(y, rms_norm(x, gamma, float(epsilon))[0], rtol=0, atol=0)
+
+
+def test_numpy_epsilon_is_a_tensor_under_torch_compile():
+    """A PyTorch limit (README, "Bad input"): eager takes a numpy epsilon as the number it is, but
+    Dynamo wraps every numpy scalar as a 0-d array, i.e. a tensor, which the float argument refuses,
+    naming the op and the argument. If this test fails, Dynamo keeps numpy scalars as numbers."""
+    import numpy as np
+
+    x, gamma, epsilon = torch.randn(2, 8), torch.randn(8), np.float64(1e-5)
+    torch.testing.assert_close(rms_norm(x, gamma, epsilon)[0], rms_norm(x, gamma, 1e-5)[0], rtol=0, atol=0)
+    compiled = torch.compile(lambda a, b: rms_norm(a, b, epsilon)[0], backend="aot_eager", fullgraph=True)
+    with pytest.raises(Exception, match=r"(?s)Expected a value of type 'float' for argument 'epsilon'.*airfuse::rms_norm"):
+        compiled(x, gamma)
