@@ -1,12 +1,14 @@
 // AirfuseRmsNormGrad: with xhat = x * rstd and dxhat = dy * gamma,
 //   dx = rstd * (dxhat - xhat * mean(dxhat * xhat))   per row (last dim),
 //   dgamma = sum over rows of dy * xhat               (float32, cast to gamma's dtype).
-// Each core accumulates its rows' dgamma in float32 (in UB when a row fits, else in its workspace
-// row); the cores leave their partial rows in the workspace and after SyncAll each sums a slice
+// A core moves rowsPerLoop rows per step and takes them through each vector op together (per-row
+// scalars once per step: one MTE2 -> S wait for rstd, one V -> S wait for the row sums). Each core
+// accumulates its rows' dgamma in float32 (in UB when a row fits, else in its workspace row); the cores leave their partial rows in the workspace and after SyncAll each sums a slice
 // of columns (core 0 keeps its own in UB and sums them all when dgamma is too short to spread).
 // Copies: gm_copy.h, per chip (on 310P partial rows keep the windowed layout at a 32 B stride).
 #include "gm_copy.h"
 #include "rms_norm_grad_tiling.h"
+#include "row_sums.h"
 
 using namespace AscendC;
 using namespace airfuse_kernel;
@@ -37,11 +39,17 @@ public:
         pipe_.InitBuffer(dyQue_, t.bufferNum, rowBytes);
         pipe_.InitBuffer(rstdQue_, t.bufferNum, RoundUpTo(t.rowsPerLoop, kBlock<float>) * sizeof(float));
         pipe_.InitBuffer(dxQue_, t.bufferNum, rowBytes);
-        pipe_.InitBuffer(a_, f * sizeof(float));
-        pipe_.InitBuffer(b_, f * sizeof(float));
+        // Resident: a_ and b_ hold a step's x and dy as float (half/bf16; float is used in place),
+        // c_ a step's products. Split: a_ and b_ one chunk each.
+        uint32_t work = resident_ ? t.workCols : f;
+        if (!resident_ || !kIsFloat<T>) {
+            pipe_.InitBuffer(a_, work * sizeof(float));
+            pipe_.InitBuffer(b_, work * sizeof(float));
+        }
         pipe_.InitBuffer(gammaF_, f * sizeof(float));
-        pipe_.InitBuffer(red_, 32 + t.reduceTmpBytes);
+        pipe_.InitBuffer(red_, t.redBytes);
         if (resident_) {
+            pipe_.InitBuffer(c_, work * sizeof(float));
             pipe_.InitBuffer(acc_, f * sizeof(float));
         } else {
             pipe_.InitBuffer(gQue_, t.bufferNum, f * sizeof(G));
@@ -69,21 +77,28 @@ public:
     }
 
 private:
+    // Per step of n rows (X = x, A = dy, D scratch, all float, n * rowStride elements):
+    //   X *= rstd (xhat); D = A * X, summed over the rows into acc (dgamma); A *= gamma (dxhat);
+    //   D = A * X, row sums s; dx = rstd * A - X * (rstd * s / d).
+    // Ops over the step's rows at once cover the padding between rows too (never stored).
     __aicore__ inline void ProcessResident() {
-        uint32_t d = t_.numCols, span = mover_.Span(d);
+        uint32_t d = t_.numCols, span = mover_.Span(d), stride = t_.rowStride;
         LocalTensor<float> g = gammaF_.Get<float>();
         LocalTensor<float> acc = acc_.Get<float>();
-        mover_.InAsFloat(g, a_.Get<G>(), gammaGm_, d);
+        LocalTensor<float> sums = red_.Get<float>();
+        LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - t_.rowsPerLoop * kSumStride, t_.rowsPerLoop * kSumStride * 4);
+        mover_.InAsFloat(g, c_.Get<G>(), gammaGm_, d);
         Duplicate(acc, 0.0f, span);
         PipeBarrier<PIPE_V>();
         for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
             uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
+            uint32_t width = (n - 1) * stride + span;
             uint64_t off = uint64_t(done) * d;
             LocalTensor<T> x = xQue_.AllocTensor<T>();
             LocalTensor<T> dy = dyQue_.AllocTensor<T>();
             LocalTensor<float> r = rstdQue_.AllocTensor<float>();
-            mover_.RowsIn(x, xGm_, off, n, d, t_.rowStride);
-            mover_.RowsIn(dy, dyGm_, off, n, d, t_.rowStride);
+            mover_.RowsIn(x, xGm_, off, n, d, stride);
+            mover_.RowsIn(dy, dyGm_, off, n, d, stride);
             LoadRstd(r, done, n);
             xQue_.EnQue(x);
             dyQue_.EnQue(dy);
@@ -91,23 +106,57 @@ private:
             x = xQue_.DeQue<T>();
             dy = dyQue_.DeQue<T>();
             r = rstdQue_.DeQue<float>();
-            LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
-            for (uint32_t i = 0; i < n; ++i) {
-                uint32_t o = i * t_.rowStride;
-                float rv = ReadScalarAt(r, i);
-                AccumulateDgamma(acc, x[o], dy[o], rv, span);
-                float mean = SumDxhatXhat(x[o], dy[o], g, rv, d) * t_.avgFactor;
-                Dx(x[o], dy[o], g, dxl[o], rv, rv * mean, span);
+            LocalTensor<float> X, A, D = c_.Get<float>();
+            if constexpr (kIsFloat<T>) {
+                X = x;
+                A = dy;
+            } else {
+                X = a_.Get<float>();
+                A = b_.Get<float>();
+                Cast(X, x, RoundMode::CAST_NONE, width);
+                Cast(A, dy, RoundMode::CAST_NONE, width);
             }
+            WaitMte2ForScalar();
+            PipeBarrier<PIPE_V>();
+            for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i), span);
+            PipeBarrier<PIPE_V>();
+            Mul(D, A, X, width);
+            PipeBarrier<PIPE_V>();
+            for (uint32_t i = 0; i < n; ++i) Mul(A[i * stride], A[i * stride], g, span);
+            AddRows(acc, D, n, span);
+            Mul(D, A, X, width);
+            PipeBarrier<PIPE_V>();
+            for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(D[i * stride], d);
+            RowSums(!mover_.aligned, sums, D, stride, n, span, scratch, t_.reduceTmpBytes / sizeof(float));
+            for (uint32_t i = 0; i < n; ++i) Muls(A[i * stride], A[i * stride], r.GetValue(i), span);
+            int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+            SetFlag<HardEvent::V_S>(eventVS);
+            WaitFlag<HardEvent::V_S>(eventVS);
+            for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i) * sums.GetValue(i * kSumStride) * t_.avgFactor, span);
+            int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
+            SetFlag<HardEvent::S_V>(eventSV);
+            WaitFlag<HardEvent::S_V>(eventSV);
+            PipeBarrier<PIPE_V>();
+            LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
+            if constexpr (kIsFloat<T>) {
+                Sub(dxl, A, X, width);
+            } else {
+                Sub(A, A, X, width);
+                PipeBarrier<PIPE_V>();
+                FromFloat(dxl, A, width);
+            }
+            // The next step's casts overwrite a_ and b_ (and D): with one buffer per queue the
+            // queues' flags do not order them after this step's vector work.
+            PipeBarrier<PIPE_V>();
             xQue_.FreeTensor(x);
             dyQue_.FreeTensor(dy);
             rstdQue_.FreeTensor(r);
             dxQue_.EnQue(dxl);
             dxl = dxQue_.DeQue<T>();
             if (mover_.natural) {
-                dxOut_.PutRows(dxl, n, d, t_.rowStride);
+                dxOut_.PutRows(dxl, n, d, stride);
             } else {
-                mover_.RowsOut(dxGm_, dxl, off, n, d, t_.rowStride);
+                mover_.RowsOut(dxGm_, dxl, off, n, d, stride);
             }
             dxQue_.FreeTensor(dxl);
         }
@@ -117,6 +166,27 @@ private:
             WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
             mover_.PaddedOut(wsGm_, acc, uint64_t(GetBlockIdx()) * t_.wsStride, d);
         }
+    }
+
+    // acc += the sum of n rows of `rows` (stride apart), by halving (a fixed order); leaves rows
+    // clobbered and ends with a barrier.
+    __aicore__ inline void AddRows(const LocalTensor<float>& acc, const LocalTensor<float>& rows, uint32_t n, uint32_t span) {
+        uint32_t stride = t_.rowStride;
+        for (uint32_t count = n; count > 1;) {
+            uint32_t half = count / 2;
+            Add(rows, rows, rows[(count - half) * stride], (half - 1) * stride + span);
+            PipeBarrier<PIPE_V>();
+            count -= half;
+        }
+        Add(acc, acc, rows, span);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // rstd values loaded by MTE2 are read by the scalar unit.
+    __aicore__ inline void WaitMte2ForScalar() {
+        int32_t eventMTE2S = GetTPipePtr()->FetchEventID(HardEvent::MTE2_S);
+        SetFlag<HardEvent::MTE2_S>(eventMTE2S);
+        WaitFlag<HardEvent::MTE2_S>(eventMTE2S);
     }
 
     // A row longer than UB: pass 1 sums dxhat * x chunk by chunk; pass 2 writes dx and adds the
@@ -170,11 +240,16 @@ private:
         }
     }
 
-    // Columns per piece of SpreadReduce: every core's partial row of them fits in a_ (32 B-aligned).
-    __aicore__ inline uint32_t PieceCols() const { return t_.floatCols / t_.usedCores / kBlock<float> * kBlock<float>; }
+    // The float buffer the final reduction loads partial rows into: c_ (resident) or a_ (split).
+    __aicore__ inline LocalTensor<float> Partials() { return resident_ ? c_.Get<float>() : a_.Get<float>(); }
+
+    // Columns per piece of SpreadReduce: every core's partial row of them fits in Partials() (32 B-aligned).
+    __aicore__ inline uint32_t PieceCols() const {
+        return (resident_ ? t_.workCols : t_.floatCols) / t_.usedCores / kBlock<float> * kBlock<float>;
+    }
 
     // dgamma's column sum spread over the cores, each taking a slice of columns of every partial
-    // row (910B: several cores need the hardware SyncAll), when pieces of 8 columns fit in a_;
+    // row (910B: several cores need the hardware SyncAll), when pieces of 8 columns fit in Partials();
     // else core 0 sums every row (FinalReduce).
     __aicore__ inline bool Spread() const {
 #if AIRFUSE_HAS_DATA_COPY_PAD
@@ -193,10 +268,10 @@ private:
         uint32_t slice = RoundUpTo((d + cores - 1) / cores, kBlock<float>), piece = PieceCols();
         if (block >= cores || block * slice >= d) return;
         uint32_t lo = block * slice, hi = lo + slice < d ? lo + slice : d;
-        LocalTensor<float> rows = a_.Get<float>();
+        LocalTensor<float> rows = Partials();
         for (uint32_t c0 = lo; c0 < hi; c0 += piece) {
             uint32_t n = hi - c0 < piece ? hi - c0 : piece, stride = RoundUpTo(n, kBlock<float>);
-            int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the previous piece's vector work is done with a_
+            int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the previous piece's vector work is done with rows
             SetFlag<HardEvent::V_S>(eventVS);
             WaitFlag<HardEvent::V_S>(eventVS);
             DataCopyPad(rows, wsGm_[c0], DataCopyExtParams(uint16_t(cores), n * sizeof(float), (t_.wsStride - n) * sizeof(float), 0, 0),
@@ -240,7 +315,7 @@ private:
             if constexpr (kIsFloat<G>) {
                 out = sum;
             } else {
-                out = b_.Get<G>();  // AddFromWorkspace's barrier ordered its reads of b_
+                out = b_.Get<G>();  // split: AddFromWorkspace's barrier ordered its reads of b_
                 FromFloat(out, sum, mover_.Span(n));
             }
             if (mover_.natural) {  // a row under 32 B: d < one block of x, so this is the only chunk
@@ -281,8 +356,9 @@ private:
         WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
     }
 
+    // The partial row goes through b_ (split) or c_ (resident; sum is then acc_).
     __aicore__ inline void AddFromWorkspace(const LocalTensor<float>& sum, uint64_t off, uint32_t n) {
-        LocalTensor<float> part = b_.Get<float>();
+        LocalTensor<float> part = resident_ ? c_.Get<float>() : b_.Get<float>();
         LoadWorkspace(part, off, n);
         Add(sum, sum, part, mover_.Span(n));
         PipeBarrier<PIPE_V>();
@@ -324,13 +400,6 @@ private:
         PipeBarrier<PIPE_V>();
         LocalTensor<float> dyf = AsFloat(dy, a, n);
         Mul(a, dyf, b, n);
-        PipeBarrier<PIPE_V>();
-    }
-
-    __aicore__ inline void AccumulateDgamma(const LocalTensor<float>& acc, const LocalTensor<T>& x, const LocalTensor<T>& dy, float rv, uint32_t n) {
-        LocalTensor<float> a = a_.Get<float>();
-        Product(a, x, dy, rv, n);
-        Add(acc, acc, a, n);
         PipeBarrier<PIPE_V>();
     }
 
@@ -386,6 +455,7 @@ private:
     TBuf<TPosition::VECCALC> a_;
     TBuf<TPosition::VECCALC> b_;
     TBuf<TPosition::VECCALC> gammaF_;
+    TBuf<TPosition::VECCALC> c_;
     TBuf<TPosition::VECCALC> acc_;
     TBuf<TPosition::VECCALC> red_;
     TBuf<TPosition::VECOUT> stage_;

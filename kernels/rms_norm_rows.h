@@ -8,6 +8,7 @@
 #pragma once
 #include "gm_copy.h"
 #include "rms_norm_tiling.h"
+#include "row_sums.h"
 
 namespace airfuse_kernel {
 
@@ -42,7 +43,7 @@ public:
         }
         pipe_.InitBuffer(work_, t.workCols * sizeof(float));
         pipe_.InitBuffer(gammaF_, t.floatCols * sizeof(float));
-        pipe_.InitBuffer(red_, t.rowsPerLoop * t.redSlotBytes);
+        pipe_.InitBuffer(red_, t.redBytes);
         if (t.colsPerChunk < t.numCols) pipe_.InitBuffer(gQue_, t.bufferNum, t.floatCols * sizeof(G));
         if (t.outStageBytes) pipe_.InitBuffer(yStage_, t.outStageBytes);
         if (kResidual && t.outStageBytes) pipe_.InitBuffer(xStage_, t.outStageBytes);
@@ -96,10 +97,9 @@ private:
                 Mul(w[i * stride], xf, xf, width);
             }
             PipeBarrier<PIPE_V>();
-            for (uint32_t i = 0; i < n; ++i) {
-                mover_.ZeroRepeat(w[i * stride], d);
-                ReduceSum(RowSum(i), w[i * stride], red_.GetWithOffset<float>(t_.reduceTmpBytes / sizeof(float), i * t_.redSlotBytes + 32), span);
-            }
+            for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(w[i * stride], d);
+            RowSums(!mover_.aligned, red_.Get<float>(), w, stride, n, span, red_.GetWithOffset<float>(t_.redBytes / 4 - SumsFloats(), SumsFloats() * 4),
+                    t_.reduceTmpBytes / sizeof(float));
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
             SetFlag<HardEvent::V_S>(eventVS);
             WaitFlag<HardEvent::V_S>(eventVS);
@@ -108,7 +108,7 @@ private:
                 LocalTensor<float> out = w[i * stride];
                 if constexpr (kIsFloat<T>) out = y[i * stride];
                 for (uint32_t j = i; j < i + together; ++j) {
-                    float rv = Rstd(RowSum(j).GetValue(0));
+                    float rv = Rstd(red_.Get<float>().GetValue(j * kSumStride));
                     Muls(out[(j - i) * stride], xf[(j - i) * stride], rv, span);
                     if (mover_.aligned) {
                         rstdOut_.Put(rv);
@@ -124,7 +124,7 @@ private:
                 }
             }
             // The next step's first vector op overwrites work_; its queue flags cover this step's
-            // vector work only with one buffer per queue (and on A2 ReduceSum's scalar round trip).
+            // vector work only with one buffer per queue.
             PipeBarrier<PIPE_V>();
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
@@ -139,8 +139,8 @@ private:
         }
     }
 
-    // Row i's sum of squares, in its slot of red_ (the slot's ReduceSum scratch follows it).
-    __aicore__ inline LocalTensor<float> RowSum(uint32_t i) { return red_.GetWithOffset<float>(8, i * t_.redSlotBytes); }
+    // red_ holds every row's sum of squares (kSumStride apart), then RowSums' scratch.
+    __aicore__ inline uint32_t SumsFloats() const { return t_.rowsPerLoop * kSumStride; }
 
     __aicore__ inline LocalTensor<T> RowsIn(TQue<QuePosition::VECIN, 1>& que, const GlobalTensor<T>& gm, uint32_t first, uint32_t n) {
         LocalTensor<T> x = que.AllocTensor<T>();
