@@ -35,21 +35,20 @@ public:
         wsGm_.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), uint64_t(t.usedCores) * t.wsStride);
         uint32_t f = t.floatCols;
         uint32_t rowBytes = t.rowsPerLoop * t.rowStride * sizeof(T);
-        pipe_.InitBuffer(xQue_, t.bufferNum, rowBytes);
-        pipe_.InitBuffer(dyQue_, t.bufferNum, rowBytes);
+        pipe_.InitBuffer(inQue_, t.bufferNum, 2 * rowBytes);  // x, then dy at InHalf()
         pipe_.InitBuffer(rstdQue_, t.bufferNum, RoundUpTo(t.rowsPerLoop, kBlock<float>) * sizeof(float));
         pipe_.InitBuffer(dxQue_, t.bufferNum, rowBytes);
-        // Resident: a_ and b_ hold a step's x and dy as float (half/bf16; float is used in place),
-        // c_ a step's products. Split: a_ and b_ one chunk each.
+        // Resident: a_ and b_ hold a step's x and dy as float (half/bf16: the products then go in
+        // the input buffer; float is used in place, the products in c_). Split: a_ and b_ one chunk each.
         uint32_t work = resident_ ? t.workCols : f;
         if (!resident_ || !kIsFloat<T>) {
             pipe_.InitBuffer(a_, work * sizeof(float));
             pipe_.InitBuffer(b_, work * sizeof(float));
         }
+        if (resident_ && kIsFloat<T>) pipe_.InitBuffer(c_, work * sizeof(float));
         pipe_.InitBuffer(gammaF_, f * sizeof(float));
         pipe_.InitBuffer(red_, t.redBytes);
         if (resident_) {
-            pipe_.InitBuffer(c_, work * sizeof(float));
             pipe_.InitBuffer(acc_, f * sizeof(float));
         } else {
             pipe_.InitBuffer(gQue_, t.bufferNum, f * sizeof(G));
@@ -80,43 +79,41 @@ private:
     // Per step of n rows (X = x, A = dy, D scratch, all float, n * rowStride elements):
     //   X *= rstd (xhat); D = A * X, summed over the rows into acc (dgamma); A *= gamma (dxhat);
     //   D = A * X, row sums s; dx = rstd * A - X * (rstd * s / d).
-    // Ops over the step's rows at once cover the padding between rows too (never stored).
+    // Ops over the step's rows at once cover the padding between rows too (never stored). With
+    // two buffers per queue the next step's rows are loaded while this one is computed: its copies
+    // are issued right after this step's scalar unit has seen its rstd.
     __aicore__ inline void ProcessResident() {
-        uint32_t d = t_.numCols, span = mover_.Span(d), stride = t_.rowStride;
+        uint32_t d = t_.numCols, span = mover_.Span(d), stride = t_.rowStride, rpl = t_.rowsPerLoop;
         LocalTensor<float> g = gammaF_.Get<float>();
         LocalTensor<float> acc = acc_.Get<float>();
         LocalTensor<float> sums = red_.Get<float>();
-        LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - t_.rowsPerLoop * kSumStride, t_.rowsPerLoop * kSumStride * 4);
-        mover_.InAsFloat(g, c_.Get<G>(), gammaGm_, d);
+        LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - rpl * kSumStride, rpl * kSumStride * 4);
+        mover_.InAsFloat(g, Partials().template ReinterpretCast<G>(), gammaGm_, d);
         Duplicate(acc, 0.0f, span);
         PipeBarrier<PIPE_V>();
-        for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
-            uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
+        bool prefetch = t_.bufferNum > 1;
+        LoadStep(0);
+        for (uint32_t done = 0; done < rows_.count; done += rpl) {
+            uint32_t n = rows_.count - done < rpl ? rows_.count - done : rpl;
             uint32_t width = (n - 1) * stride + span;
-            uint64_t off = uint64_t(done) * d;
-            LocalTensor<T> x = xQue_.AllocTensor<T>();
-            LocalTensor<T> dy = dyQue_.AllocTensor<T>();
-            LocalTensor<float> r = rstdQue_.AllocTensor<float>();
-            mover_.RowsIn(x, xGm_, off, n, d, stride);
-            mover_.RowsIn(dy, dyGm_, off, n, d, stride);
-            LoadRstd(r, done, n);
-            xQue_.EnQue(x);
-            dyQue_.EnQue(dy);
-            rstdQue_.EnQue(r);
-            x = xQue_.DeQue<T>();
-            dy = dyQue_.DeQue<T>();
-            r = rstdQue_.DeQue<float>();
-            LocalTensor<float> X, A, D = c_.Get<float>();
+            LocalTensor<T> in = inQue_.DeQue<T>();
+            LocalTensor<float> r = rstdQue_.DeQue<float>();
+            WaitMte2ForScalar();
+            bool more = done + rpl < rows_.count;
+            if (prefetch && more) LoadStep(done + rpl);
+            LocalTensor<T> x = in, dy = in[InHalf()];
+            LocalTensor<float> X, A, D;
             if constexpr (kIsFloat<T>) {
                 X = x;
                 A = dy;
+                D = c_.Get<float>();
             } else {
                 X = a_.Get<float>();
                 A = b_.Get<float>();
+                D = in.template ReinterpretCast<float>();  // x and dy are cast: their buffer holds n rows of float
                 Cast(X, x, RoundMode::CAST_NONE, width);
                 Cast(A, dy, RoundMode::CAST_NONE, width);
             }
-            WaitMte2ForScalar();
             PipeBarrier<PIPE_V>();
             for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i), span);
             PipeBarrier<PIPE_V>();
@@ -145,14 +142,15 @@ private:
                 PipeBarrier<PIPE_V>();
                 FromFloat(dxl, A, width);
             }
-            // The next step's casts overwrite a_ and b_ (and D): with one buffer per queue the
-            // queues' flags do not order them after this step's vector work.
+            // The next step's casts overwrite a_ and b_ (c_): the queues' flags do not order them
+            // after this step's vector work.
             PipeBarrier<PIPE_V>();
-            xQue_.FreeTensor(x);
-            dyQue_.FreeTensor(dy);
+            inQue_.FreeTensor(in);
             rstdQue_.FreeTensor(r);
+            if (!prefetch && more) LoadStep(done + rpl);
             dxQue_.EnQue(dxl);
             dxl = dxQue_.DeQue<T>();
+            uint64_t off = uint64_t(done) * d;
             if (mover_.natural) {
                 dxOut_.PutRows(dxl, n, d, stride);
             } else {
@@ -166,6 +164,22 @@ private:
             WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
             mover_.PaddedOut(wsGm_, acc, uint64_t(GetBlockIdx()) * t_.wsStride, d);
         }
+    }
+
+    // Elements from the input buffer's x to its dy.
+    __aicore__ inline uint32_t InHalf() const { return t_.rowsPerLoop * t_.rowStride; }
+
+    // Issues the loads of the step starting at row `first` of this core (x, dy and rstd).
+    __aicore__ inline void LoadStep(uint32_t first) {
+        uint32_t d = t_.numCols, n = rows_.count - first < t_.rowsPerLoop ? rows_.count - first : t_.rowsPerLoop;
+        uint64_t off = uint64_t(first) * d;
+        LocalTensor<T> in = inQue_.AllocTensor<T>();
+        LocalTensor<float> r = rstdQue_.AllocTensor<float>();
+        mover_.RowsIn(in, xGm_, off, n, d, t_.rowStride);
+        mover_.RowsIn(in[InHalf()], dyGm_, off, n, d, t_.rowStride);
+        LoadRstd(r, first, n);
+        inQue_.EnQue(in);
+        rstdQue_.EnQue(r);
     }
 
     // acc += the sum of n rows of `rows` (stride apart), by halving (a fixed order); leaves rows
@@ -240,8 +254,9 @@ private:
         }
     }
 
-    // The float buffer the final reduction loads partial rows into: c_ (resident) or a_ (split).
-    __aicore__ inline LocalTensor<float> Partials() { return resident_ ? c_.Get<float>() : a_.Get<float>(); }
+    // The float buffer the final reduction loads partial rows into (and gamma is staged in): c_
+    // (resident float) or a_.
+    __aicore__ inline LocalTensor<float> Partials() { return resident_ && kIsFloat<T> ? c_.Get<float>() : a_.Get<float>(); }
 
     // Columns per piece of SpreadReduce: every core's partial row of them fits in Partials() (32 B-aligned).
     __aicore__ inline uint32_t PieceCols() const {
@@ -356,32 +371,30 @@ private:
         WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
     }
 
-    // The partial row goes through b_ (split) or c_ (resident; sum is then acc_).
+    // The partial row goes through b_ (split) or Partials() (resident: sum is then acc_).
     __aicore__ inline void AddFromWorkspace(const LocalTensor<float>& sum, uint64_t off, uint32_t n) {
-        LocalTensor<float> part = resident_ ? c_.Get<float>() : b_.Get<float>();
+        LocalTensor<float> part = resident_ ? Partials() : b_.Get<float>();
         LoadWorkspace(part, off, n);
         Add(sum, sum, part, mover_.Span(n));
         PipeBarrier<PIPE_V>();
     }
 
     __aicore__ inline void CopyInChunk(uint64_t off, uint32_t c0, uint32_t n, LocalTensor<T>& x, LocalTensor<T>& dy, LocalTensor<G>& gq) {
-        x = xQue_.AllocTensor<T>();
-        dy = dyQue_.AllocTensor<T>();
+        x = inQue_.AllocTensor<T>();
+        dy = x[InHalf()];
         gq = gQue_.AllocTensor<G>();
         mover_.In(x, xGm_, off, n);
         mover_.In(dy, dyGm_, off, n);
         mover_.In(gq, gammaGm_, c0, n);
-        xQue_.EnQue(x);
-        dyQue_.EnQue(dy);
+        inQue_.EnQue(x);
         gQue_.EnQue(gq);
-        x = xQue_.DeQue<T>();
-        dy = dyQue_.DeQue<T>();
+        x = inQue_.DeQue<T>();
+        dy = x[InHalf()];
         gq = gQue_.DeQue<G>();
     }
 
     __aicore__ inline void FreeChunk(LocalTensor<T>& x, LocalTensor<T>& dy, LocalTensor<G>& gq) {
-        xQue_.FreeTensor(x);
-        dyQue_.FreeTensor(dy);
+        inQue_.FreeTensor(x);
         gQue_.FreeTensor(gq);
     }
 
@@ -447,8 +460,7 @@ private:
     Mover mover_{};
     GmStream<T> dxOut_;
     TPipe pipe_;
-    TQue<QuePosition::VECIN, 1> xQue_;
-    TQue<QuePosition::VECIN, 1> dyQue_;
+    TQue<QuePosition::VECIN, 1> inQue_;
     TQue<QuePosition::VECIN, 1> rstdQue_;
     TQue<QuePosition::VECIN, 1> gQue_;
     TQue<QuePosition::VECOUT, 1> dxQue_;

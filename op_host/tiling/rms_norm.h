@@ -214,14 +214,15 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
         uint32_t dx = detail::StageBytes(uint64_t(rpl) * cols, s), dgamma = detail::StageBytes(cols, g);
         return natural ? (dx > dgamma ? dx : dgamma) : 0u;
     };
-    // Queues x, dy, dx and rstd; gamma as float; resident: a step's x and dy as float (half/bf16),
-    // its products and the dgamma accumulator; split: a chunk of x and dy as float and of gamma.
+    // Queues x and dy (one buffer), dx and rstd; gamma as float; resident: a step's x and dy as
+    // float (half/bf16; float: its products instead) and the dgamma accumulator; split: a chunk
+    // of x and dy as float and of gamma.
     auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
         uint64_t f = detail::FloatCols(aligned, chunk, s), tile = detail::R32(uint64_t(rpl) * stride * s);
         uint64_t b = 3 * buf * tile + buf * detail::R32(rpl * 4ull) + detail::R32(f * 4) + stage(rpl) +
                      detail::RedBytes(aligned, rpl, detail::RowSpan(aligned, natural, cols, chunk, stride), stride, uint32_t(f));
         if (chunk < cols) return b + 2 * detail::R32(f * 4) + buf * detail::R32(f * g);
-        return b + (s == 4 ? 1 : 3) * detail::R32(uint64_t(rpl) * stride * 4) + detail::R32(f * 4);
+        return b + (s == 4 ? 1 : 2) * detail::R32(uint64_t(rpl) * stride * 4) + detail::R32(f * 4);
     };
     uint32_t rowCores;
     detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
