@@ -75,15 +75,20 @@ private:
         uint32_t d = t_.numCols, span = mover_.Span(d), stride = t_.rowStride;
         LocalTensor<float> g = gammaF_.Get<float>();
         mover_.InAsFloat(g, work_.Get<G>(), gammaGm_, d);
+        bool prefetch = t_.bufferNum > 1;
+        LoadStep(0);
         for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
             uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
             // Ops over the step's rows at once cover n * stride elements (the padding between
             // rows too, never stored); 310P rows under 32 B are packed, so row by row.
             uint32_t together = mover_.natural ? 1 : n, width = mover_.natural ? span : (n - 1) * stride + span;
-            LocalTensor<T> x = RowsIn(xQue_, xGm_, done, n);
+            bool more = done + t_.rowsPerLoop < rows_.count;
+            LocalTensor<T> x = xQue_.DeQue<T>();
             LocalTensor<T> x2, sum;
+            if constexpr (kResidual) x2 = x2Que_.DeQue<T>();
+            // Two buffers per queue: the next step's rows load while this one is computed.
+            if (prefetch && more) LoadStep(done + t_.rowsPerLoop);
             if constexpr (kResidual) {
-                x2 = RowsIn(x2Que_, x2Gm_, done, n);
                 sum = xOutQue_.AllocTensor<T>();
                 for (uint32_t i = 0; i < n; i += together) AddRounded(sum[i * stride], x[i * stride], x2[i * stride], width);
             }
@@ -130,10 +135,9 @@ private:
             SetFlag<HardEvent::S_V>(eventSV);
             WaitFlag<HardEvent::S_V>(eventSV);
             xQue_.FreeTensor(x);
-            if constexpr (kResidual) {
-                x2Que_.FreeTensor(x2);
-                RowsOut(xOutQue_, sum, xOutGm_, xOut_, done, n);
-            }
+            if constexpr (kResidual) x2Que_.FreeTensor(x2);
+            if (!prefetch && more) LoadStep(done + t_.rowsPerLoop);
+            if constexpr (kResidual) RowsOut(xOutQue_, sum, xOutGm_, xOut_, done, n);
             if (!mover_.aligned) CopyOutRstd(r, done, n);
             RowsOut(yQue_, y, yGm_, yOut_, done, n);
         }
@@ -142,11 +146,17 @@ private:
     // red_ holds every row's sum of squares (kSumStride apart), then RowSums' scratch.
     __aicore__ inline uint32_t SumsFloats() const { return t_.rowsPerLoop * kSumStride; }
 
-    __aicore__ inline LocalTensor<T> RowsIn(TQue<QuePosition::VECIN, 1>& que, const GlobalTensor<T>& gm, uint32_t first, uint32_t n) {
+    // Issues the loads of the step starting at row `first` of this core (x, and x2 with kResidual).
+    __aicore__ inline void LoadStep(uint32_t first) {
+        uint32_t n = rows_.count - first < t_.rowsPerLoop ? rows_.count - first : t_.rowsPerLoop;
+        RowsIn(xQue_, xGm_, first, n);
+        if constexpr (kResidual) RowsIn(x2Que_, x2Gm_, first, n);
+    }
+
+    __aicore__ inline void RowsIn(TQue<QuePosition::VECIN, 1>& que, const GlobalTensor<T>& gm, uint32_t first, uint32_t n) {
         LocalTensor<T> x = que.AllocTensor<T>();
         mover_.RowsIn(x, gm, uint64_t(first) * t_.numCols, n, t_.numCols, t_.rowStride);
         que.EnQue(x);
-        return que.DeQue<T>();
     }
 
     // Stores n rows computed into `rows` (a buffer of `que`, which it frees), through `stream` on
