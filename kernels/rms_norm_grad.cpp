@@ -405,7 +405,7 @@ private:
         return r.GetValue(i);
     }
 
-    // a = dy * x * rstd (this row's dgamma terms).
+    // a = dy * x * rstd (a split row's dgamma terms; its reader waits through V_S or V_MTE3).
     __aicore__ inline void Product(const LocalTensor<float>& a, const LocalTensor<T>& x, const LocalTensor<T>& dy, float rv, uint32_t n) {
         LocalTensor<float> b = b_.Get<float>();
         LocalTensor<float> xf = AsFloat(x, b, n);
@@ -413,7 +413,6 @@ private:
         PipeBarrier<PIPE_V>();
         LocalTensor<float> dyf = AsFloat(dy, a, n);
         Mul(a, dyf, b, n);
-        PipeBarrier<PIPE_V>();
     }
 
     // sum(dxhat * xhat) = rstd * sum(dy * gamma * x) over n elements in the mover's layout.
