@@ -1,12 +1,14 @@
 // AirfuseRmsNormGrad: with xhat = x * rstd and dxhat = dy * gamma,
 //   dx = rstd * (dxhat - xhat * mean(dxhat * xhat))   per row (last dim),
 //   dgamma = sum over rows of dy * xhat               (float32, cast to gamma's dtype).
-// Each core accumulates its rows' dgamma in float32 (in UB when a row fits, else in its workspace
-// row); the cores leave their partial rows in the workspace and after SyncAll each sums a slice
+// A core moves rowsPerLoop rows per step and takes them through each vector op together (per-row
+// scalars once per step: one MTE2 -> S wait for rstd, one V -> S wait for the row sums). Each core
+// accumulates its rows' dgamma in float32 (in UB when a row fits, else in its workspace row); the cores leave their partial rows in the workspace and after SyncAll each sums a slice
 // of columns (core 0 keeps its own in UB and sums them all when dgamma is too short to spread).
 // Copies: gm_copy.h, per chip (on 310P partial rows keep the windowed layout at a 32 B stride).
 #include "gm_copy.h"
 #include "rms_norm_grad_tiling.h"
+#include "row_sums.h"
 
 using namespace AscendC;
 using namespace airfuse_kernel;
@@ -33,14 +35,19 @@ public:
         wsGm_.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), uint64_t(t.usedCores) * t.wsStride);
         uint32_t f = t.floatCols;
         uint32_t rowBytes = t.rowsPerLoop * t.rowStride * sizeof(T);
-        pipe_.InitBuffer(xQue_, t.bufferNum, rowBytes);
-        pipe_.InitBuffer(dyQue_, t.bufferNum, rowBytes);
+        pipe_.InitBuffer(inQue_, t.bufferNum, 2 * rowBytes);  // x, then dy at InHalf()
         pipe_.InitBuffer(rstdQue_, t.bufferNum, RoundUpTo(t.rowsPerLoop, kBlock<float>) * sizeof(float));
         pipe_.InitBuffer(dxQue_, t.bufferNum, rowBytes);
-        pipe_.InitBuffer(a_, f * sizeof(float));
-        pipe_.InitBuffer(b_, f * sizeof(float));
+        // Resident: a_ and b_ hold a step's x and dy as float (half/bf16: the products then go in
+        // the input buffer; float is used in place, the products in c_). Split: a_ and b_ one chunk each.
+        uint32_t work = resident_ ? t.workCols : f;
+        if (!resident_ || !kIsFloat<T>) {
+            pipe_.InitBuffer(a_, work * sizeof(float));
+            pipe_.InitBuffer(b_, work * sizeof(float));
+        }
+        if (resident_ && kIsFloat<T>) pipe_.InitBuffer(c_, work * sizeof(float));
         pipe_.InitBuffer(gammaF_, f * sizeof(float));
-        pipe_.InitBuffer(red_, 32 + t.reduceTmpBytes);
+        pipe_.InitBuffer(red_, t.redBytes);
         if (resident_) {
             pipe_.InitBuffer(acc_, f * sizeof(float));
         } else {
@@ -69,45 +76,85 @@ public:
     }
 
 private:
+    // Per step of n rows (X = x, A = dy, D scratch, all float, n * rowStride elements):
+    //   X *= rstd (xhat); D = A * X, summed over the rows into acc (dgamma); A *= gamma (dxhat);
+    //   D = A * X, row sums s; dx = rstd * A - X * (rstd * s / d).
+    // Ops over the step's rows at once cover the padding between rows too (never stored). With
+    // two buffers per queue the next step's rows are loaded while this one is computed: its copies
+    // are issued right after this step's scalar unit has seen its rstd.
     __aicore__ inline void ProcessResident() {
-        uint32_t d = t_.numCols, span = mover_.Span(d);
+        uint32_t d = t_.numCols, span = mover_.Span(d), stride = t_.rowStride, rpl = t_.rowsPerLoop;
         LocalTensor<float> g = gammaF_.Get<float>();
         LocalTensor<float> acc = acc_.Get<float>();
-        mover_.InAsFloat(g, a_.Get<G>(), gammaGm_, d);
+        LocalTensor<float> sums = red_.Get<float>();
+        LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - rpl * kSumStride, rpl * kSumStride * 4);
+        mover_.InAsFloat(g, Partials().template ReinterpretCast<G>(), gammaGm_, d);
         Duplicate(acc, 0.0f, span);
         PipeBarrier<PIPE_V>();
-        for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
-            uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
-            uint64_t off = uint64_t(done) * d;
-            LocalTensor<T> x = xQue_.AllocTensor<T>();
-            LocalTensor<T> dy = dyQue_.AllocTensor<T>();
-            LocalTensor<float> r = rstdQue_.AllocTensor<float>();
-            mover_.RowsIn(x, xGm_, off, n, d, t_.rowStride);
-            mover_.RowsIn(dy, dyGm_, off, n, d, t_.rowStride);
-            LoadRstd(r, done, n);
-            xQue_.EnQue(x);
-            dyQue_.EnQue(dy);
-            rstdQue_.EnQue(r);
-            x = xQue_.DeQue<T>();
-            dy = dyQue_.DeQue<T>();
-            r = rstdQue_.DeQue<float>();
-            LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
-            for (uint32_t i = 0; i < n; ++i) {
-                uint32_t o = i * t_.rowStride;
-                float rv = ReadScalarAt(r, i);
-                AccumulateDgamma(acc, x[o], dy[o], rv, span);
-                float mean = SumDxhatXhat(x[o], dy[o], g, rv, d) * t_.avgFactor;
-                Dx(x[o], dy[o], g, dxl[o], rv, rv * mean, span);
+        bool prefetch = t_.bufferNum > 1;
+        LoadStep(0);
+        for (uint32_t done = 0; done < rows_.count; done += rpl) {
+            uint32_t n = rows_.count - done < rpl ? rows_.count - done : rpl;
+            uint32_t width = (n - 1) * stride + span;
+            LocalTensor<T> in = inQue_.DeQue<T>();
+            LocalTensor<float> r = rstdQue_.DeQue<float>();
+            WaitMte2ForScalar();
+            bool more = done + rpl < rows_.count;
+            if (prefetch && more) LoadStep(done + rpl);
+            LocalTensor<T> x = in, dy = in[InHalf()];
+            LocalTensor<float> X, A, D;
+            if constexpr (kIsFloat<T>) {
+                X = x;
+                A = dy;
+                D = c_.Get<float>();
+            } else {
+                X = a_.Get<float>();
+                A = b_.Get<float>();
+                D = in.template ReinterpretCast<float>();  // x and dy are cast: their buffer holds n rows of float
+                Cast(X, x, RoundMode::CAST_NONE, width);
+                Cast(A, dy, RoundMode::CAST_NONE, width);
             }
-            xQue_.FreeTensor(x);
-            dyQue_.FreeTensor(dy);
+            PipeBarrier<PIPE_V>();
+            for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i), span);
+            PipeBarrier<PIPE_V>();
+            Mul(D, A, X, width);
+            PipeBarrier<PIPE_V>();
+            for (uint32_t i = 0; i < n; ++i) Mul(A[i * stride], A[i * stride], g, span);
+            AddRows(acc, D, n, span);
+            Mul(D, A, X, width);
+            PipeBarrier<PIPE_V>();
+            for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(D[i * stride], d);
+            RowSums(!mover_.aligned, sums, D, stride, n, span, scratch, t_.reduceTmpBytes / sizeof(float));
+            for (uint32_t i = 0; i < n; ++i) Muls(A[i * stride], A[i * stride], r.GetValue(i), span);
+            int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+            SetFlag<HardEvent::V_S>(eventVS);
+            WaitFlag<HardEvent::V_S>(eventVS);
+            for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i) * sums.GetValue(i * kSumStride) * t_.avgFactor, span);
+            int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
+            SetFlag<HardEvent::S_V>(eventSV);
+            WaitFlag<HardEvent::S_V>(eventSV);
+            PipeBarrier<PIPE_V>();
+            LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
+            if constexpr (kIsFloat<T>) {
+                Sub(dxl, A, X, width);
+            } else {
+                Sub(A, A, X, width);
+                PipeBarrier<PIPE_V>();
+                FromFloat(dxl, A, width);
+            }
+            // The next step's casts overwrite a_ and b_ (c_): the queues' flags do not order them
+            // after this step's vector work.
+            PipeBarrier<PIPE_V>();
+            inQue_.FreeTensor(in);
             rstdQue_.FreeTensor(r);
+            if (!prefetch && more) LoadStep(done + rpl);
             dxQue_.EnQue(dxl);
             dxl = dxQue_.DeQue<T>();
+            uint64_t off = uint64_t(done) * d;
             if (mover_.natural) {
-                dxOut_.PutRows(dxl, n, d, t_.rowStride);
+                dxOut_.PutRows(dxl, n, d, stride);
             } else {
-                mover_.RowsOut(dxGm_, dxl, off, n, d, t_.rowStride);
+                mover_.RowsOut(dxGm_, dxl, off, n, d, stride);
             }
             dxQue_.FreeTensor(dxl);
         }
@@ -117,6 +164,43 @@ private:
             WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
             mover_.PaddedOut(wsGm_, acc, uint64_t(GetBlockIdx()) * t_.wsStride, d);
         }
+    }
+
+    // Elements from the input buffer's x to its dy.
+    __aicore__ inline uint32_t InHalf() const { return t_.rowsPerLoop * t_.rowStride; }
+
+    // Issues the loads of the step starting at row `first` of this core (x, dy and rstd).
+    __aicore__ inline void LoadStep(uint32_t first) {
+        uint32_t d = t_.numCols, n = rows_.count - first < t_.rowsPerLoop ? rows_.count - first : t_.rowsPerLoop;
+        uint64_t off = uint64_t(first) * d;
+        LocalTensor<T> in = inQue_.AllocTensor<T>();
+        LocalTensor<float> r = rstdQue_.AllocTensor<float>();
+        mover_.RowsIn(in, xGm_, off, n, d, t_.rowStride);
+        mover_.RowsIn(in[InHalf()], dyGm_, off, n, d, t_.rowStride);
+        LoadRstd(r, first, n);
+        inQue_.EnQue(in);
+        rstdQue_.EnQue(r);
+    }
+
+    // acc += the sum of n rows of `rows` (stride apart), by halving (a fixed order); leaves rows
+    // clobbered and ends with a barrier.
+    __aicore__ inline void AddRows(const LocalTensor<float>& acc, const LocalTensor<float>& rows, uint32_t n, uint32_t span) {
+        uint32_t stride = t_.rowStride;
+        for (uint32_t count = n; count > 1;) {
+            uint32_t half = count / 2;
+            Add(rows, rows, rows[(count - half) * stride], (half - 1) * stride + span);
+            PipeBarrier<PIPE_V>();
+            count -= half;
+        }
+        Add(acc, acc, rows, span);
+        PipeBarrier<PIPE_V>();
+    }
+
+    // rstd values loaded by MTE2 are read by the scalar unit.
+    __aicore__ inline void WaitMte2ForScalar() {
+        int32_t eventMTE2S = GetTPipePtr()->FetchEventID(HardEvent::MTE2_S);
+        SetFlag<HardEvent::MTE2_S>(eventMTE2S);
+        WaitFlag<HardEvent::MTE2_S>(eventMTE2S);
     }
 
     // A row longer than UB: pass 1 sums dxhat * x chunk by chunk; pass 2 writes dx and adds the
@@ -170,11 +254,17 @@ private:
         }
     }
 
-    // Columns per piece of SpreadReduce: every core's partial row of them fits in a_ (32 B-aligned).
-    __aicore__ inline uint32_t PieceCols() const { return t_.floatCols / t_.usedCores / kBlock<float> * kBlock<float>; }
+    // The float buffer the final reduction loads partial rows into (and gamma is staged in): c_
+    // (resident float) or a_.
+    __aicore__ inline LocalTensor<float> Partials() { return resident_ && kIsFloat<T> ? c_.Get<float>() : a_.Get<float>(); }
+
+    // Columns per piece of SpreadReduce: every core's partial row of them fits in Partials() (32 B-aligned).
+    __aicore__ inline uint32_t PieceCols() const {
+        return (resident_ ? t_.workCols : t_.floatCols) / t_.usedCores / kBlock<float> * kBlock<float>;
+    }
 
     // dgamma's column sum spread over the cores, each taking a slice of columns of every partial
-    // row (910B: several cores need the hardware SyncAll), when pieces of 8 columns fit in a_;
+    // row (910B: several cores need the hardware SyncAll), when pieces of 8 columns fit in Partials();
     // else core 0 sums every row (FinalReduce).
     __aicore__ inline bool Spread() const {
 #if AIRFUSE_HAS_DATA_COPY_PAD
@@ -193,10 +283,10 @@ private:
         uint32_t slice = RoundUpTo((d + cores - 1) / cores, kBlock<float>), piece = PieceCols();
         if (block >= cores || block * slice >= d) return;
         uint32_t lo = block * slice, hi = lo + slice < d ? lo + slice : d;
-        LocalTensor<float> rows = a_.Get<float>();
+        LocalTensor<float> rows = Partials();
         for (uint32_t c0 = lo; c0 < hi; c0 += piece) {
             uint32_t n = hi - c0 < piece ? hi - c0 : piece, stride = RoundUpTo(n, kBlock<float>);
-            int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the previous piece's vector work is done with a_
+            int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the previous piece's vector work is done with rows
             SetFlag<HardEvent::V_S>(eventVS);
             WaitFlag<HardEvent::V_S>(eventVS);
             DataCopyPad(rows, wsGm_[c0], DataCopyExtParams(uint16_t(cores), n * sizeof(float), (t_.wsStride - n) * sizeof(float), 0, 0),
@@ -240,7 +330,7 @@ private:
             if constexpr (kIsFloat<G>) {
                 out = sum;
             } else {
-                out = b_.Get<G>();  // AddFromWorkspace's barrier ordered its reads of b_
+                out = b_.Get<G>();  // split: AddFromWorkspace's barrier ordered its reads of b_
                 FromFloat(out, sum, mover_.Span(n));
             }
             if (mover_.natural) {  // a row under 32 B: d < one block of x, so this is the only chunk
@@ -281,31 +371,30 @@ private:
         WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
     }
 
+    // The partial row goes through b_ (split) or Partials() (resident: sum is then acc_).
     __aicore__ inline void AddFromWorkspace(const LocalTensor<float>& sum, uint64_t off, uint32_t n) {
-        LocalTensor<float> part = b_.Get<float>();
+        LocalTensor<float> part = resident_ ? Partials() : b_.Get<float>();
         LoadWorkspace(part, off, n);
         Add(sum, sum, part, mover_.Span(n));
         PipeBarrier<PIPE_V>();
     }
 
     __aicore__ inline void CopyInChunk(uint64_t off, uint32_t c0, uint32_t n, LocalTensor<T>& x, LocalTensor<T>& dy, LocalTensor<G>& gq) {
-        x = xQue_.AllocTensor<T>();
-        dy = dyQue_.AllocTensor<T>();
+        x = inQue_.AllocTensor<T>();
+        dy = x[InHalf()];
         gq = gQue_.AllocTensor<G>();
         mover_.In(x, xGm_, off, n);
         mover_.In(dy, dyGm_, off, n);
         mover_.In(gq, gammaGm_, c0, n);
-        xQue_.EnQue(x);
-        dyQue_.EnQue(dy);
+        inQue_.EnQue(x);
         gQue_.EnQue(gq);
-        x = xQue_.DeQue<T>();
-        dy = dyQue_.DeQue<T>();
+        x = inQue_.DeQue<T>();
+        dy = x[InHalf()];
         gq = gQue_.DeQue<G>();
     }
 
     __aicore__ inline void FreeChunk(LocalTensor<T>& x, LocalTensor<T>& dy, LocalTensor<G>& gq) {
-        xQue_.FreeTensor(x);
-        dyQue_.FreeTensor(dy);
+        inQue_.FreeTensor(x);
         gQue_.FreeTensor(gq);
     }
 
@@ -316,7 +405,7 @@ private:
         return r.GetValue(i);
     }
 
-    // a = dy * x * rstd (this row's dgamma terms).
+    // a = dy * x * rstd (a split row's dgamma terms; its reader waits through V_S or V_MTE3).
     __aicore__ inline void Product(const LocalTensor<float>& a, const LocalTensor<T>& x, const LocalTensor<T>& dy, float rv, uint32_t n) {
         LocalTensor<float> b = b_.Get<float>();
         LocalTensor<float> xf = AsFloat(x, b, n);
@@ -324,14 +413,6 @@ private:
         PipeBarrier<PIPE_V>();
         LocalTensor<float> dyf = AsFloat(dy, a, n);
         Mul(a, dyf, b, n);
-        PipeBarrier<PIPE_V>();
-    }
-
-    __aicore__ inline void AccumulateDgamma(const LocalTensor<float>& acc, const LocalTensor<T>& x, const LocalTensor<T>& dy, float rv, uint32_t n) {
-        LocalTensor<float> a = a_.Get<float>();
-        Product(a, x, dy, rv, n);
-        Add(acc, acc, a, n);
-        PipeBarrier<PIPE_V>();
     }
 
     // sum(dxhat * xhat) = rstd * sum(dy * gamma * x) over n elements in the mover's layout.
@@ -378,14 +459,14 @@ private:
     Mover mover_{};
     GmStream<T> dxOut_;
     TPipe pipe_;
-    TQue<QuePosition::VECIN, 1> xQue_;
-    TQue<QuePosition::VECIN, 1> dyQue_;
+    TQue<QuePosition::VECIN, 1> inQue_;
     TQue<QuePosition::VECIN, 1> rstdQue_;
     TQue<QuePosition::VECIN, 1> gQue_;
     TQue<QuePosition::VECOUT, 1> dxQue_;
     TBuf<TPosition::VECCALC> a_;
     TBuf<TPosition::VECCALC> b_;
     TBuf<TPosition::VECCALC> gammaF_;
+    TBuf<TPosition::VECCALC> c_;
     TBuf<TPosition::VECCALC> acc_;
     TBuf<TPosition::VECCALC> red_;
     TBuf<TPosition::VECOUT> stage_;

@@ -18,4 +18,6 @@ struct AirfuseRmsNormGradTilingData {
     uint32_t floatCols;       // elements of each float32 work buffer
     uint32_t wsStride;        // elements between the workspace's partial rows
     uint32_t outStageBytes;   // alignedCopy with rows under 32 B: UB staging of dx and dgamma; else 0
+    uint32_t workCols;        // resident rows: elements of each float32 buffer of a step (rowsPerLoop * rowStride)
+    uint32_t redBytes;        // a step's row sums and RowSums' scratch (kernels/row_sums.h); a split row's ReduceSum
 };

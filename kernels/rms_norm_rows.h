@@ -8,6 +8,7 @@
 #pragma once
 #include "gm_copy.h"
 #include "rms_norm_tiling.h"
+#include "row_sums.h"
 
 namespace airfuse_kernel {
 
@@ -42,7 +43,7 @@ public:
         }
         pipe_.InitBuffer(work_, t.workCols * sizeof(float));
         pipe_.InitBuffer(gammaF_, t.floatCols * sizeof(float));
-        pipe_.InitBuffer(red_, t.rowsPerLoop * t.redSlotBytes);
+        pipe_.InitBuffer(red_, t.redBytes);
         if (t.colsPerChunk < t.numCols) pipe_.InitBuffer(gQue_, t.bufferNum, t.floatCols * sizeof(G));
         if (t.outStageBytes) pipe_.InitBuffer(yStage_, t.outStageBytes);
         if (kResidual && t.outStageBytes) pipe_.InitBuffer(xStage_, t.outStageBytes);
@@ -74,15 +75,20 @@ private:
         uint32_t d = t_.numCols, span = mover_.Span(d), stride = t_.rowStride;
         LocalTensor<float> g = gammaF_.Get<float>();
         mover_.InAsFloat(g, work_.Get<G>(), gammaGm_, d);
+        bool prefetch = t_.bufferNum > 1;
+        LoadStep(0);
         for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
             uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
             // Ops over the step's rows at once cover n * stride elements (the padding between
             // rows too, never stored); 310P rows under 32 B are packed, so row by row.
             uint32_t together = mover_.natural ? 1 : n, width = mover_.natural ? span : (n - 1) * stride + span;
-            LocalTensor<T> x = RowsIn(xQue_, xGm_, done, n);
+            bool more = done + t_.rowsPerLoop < rows_.count;
+            LocalTensor<T> x = xQue_.DeQue<T>();
             LocalTensor<T> x2, sum;
+            if constexpr (kResidual) x2 = x2Que_.DeQue<T>();
+            // Two buffers per queue: the next step's rows load while this one is computed.
+            if (prefetch && more) LoadStep(done + t_.rowsPerLoop);
             if constexpr (kResidual) {
-                x2 = RowsIn(x2Que_, x2Gm_, done, n);
                 sum = xOutQue_.AllocTensor<T>();
                 for (uint32_t i = 0; i < n; i += together) AddRounded(sum[i * stride], x[i * stride], x2[i * stride], width);
             }
@@ -96,10 +102,9 @@ private:
                 Mul(w[i * stride], xf, xf, width);
             }
             PipeBarrier<PIPE_V>();
-            for (uint32_t i = 0; i < n; ++i) {
-                mover_.ZeroRepeat(w[i * stride], d);
-                ReduceSum(RowSum(i), w[i * stride], red_.GetWithOffset<float>(t_.reduceTmpBytes / sizeof(float), i * t_.redSlotBytes + 32), span);
-            }
+            for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(w[i * stride], d);
+            RowSums(!mover_.aligned, red_.Get<float>(), w, stride, n, span, red_.GetWithOffset<float>(t_.redBytes / 4 - SumsFloats(), SumsFloats() * 4),
+                    t_.reduceTmpBytes / sizeof(float));
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
             SetFlag<HardEvent::V_S>(eventVS);
             WaitFlag<HardEvent::V_S>(eventVS);
@@ -108,7 +113,7 @@ private:
                 LocalTensor<float> out = w[i * stride];
                 if constexpr (kIsFloat<T>) out = y[i * stride];
                 for (uint32_t j = i; j < i + together; ++j) {
-                    float rv = Rstd(RowSum(j).GetValue(0));
+                    float rv = Rstd(red_.Get<float>().GetValue(j * kSumStride));
                     Muls(out[(j - i) * stride], xf[(j - i) * stride], rv, span);
                     if (mover_.aligned) {
                         rstdOut_.Put(rv);
@@ -124,29 +129,34 @@ private:
                 }
             }
             // The next step's first vector op overwrites work_; its queue flags cover this step's
-            // vector work only with one buffer per queue (and on A2 ReduceSum's scalar round trip).
+            // vector work only with one buffer per queue.
             PipeBarrier<PIPE_V>();
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
             WaitFlag<HardEvent::S_V>(eventSV);
             xQue_.FreeTensor(x);
-            if constexpr (kResidual) {
-                x2Que_.FreeTensor(x2);
-                RowsOut(xOutQue_, sum, xOutGm_, xOut_, done, n);
-            }
+            if constexpr (kResidual) x2Que_.FreeTensor(x2);
+            if (!prefetch && more) LoadStep(done + t_.rowsPerLoop);
+            if constexpr (kResidual) RowsOut(xOutQue_, sum, xOutGm_, xOut_, done, n);
             if (!mover_.aligned) CopyOutRstd(r, done, n);
             RowsOut(yQue_, y, yGm_, yOut_, done, n);
         }
     }
 
-    // Row i's sum of squares, in its slot of red_ (the slot's ReduceSum scratch follows it).
-    __aicore__ inline LocalTensor<float> RowSum(uint32_t i) { return red_.GetWithOffset<float>(8, i * t_.redSlotBytes); }
+    // red_ holds every row's sum of squares (kSumStride apart), then RowSums' scratch.
+    __aicore__ inline uint32_t SumsFloats() const { return t_.rowsPerLoop * kSumStride; }
 
-    __aicore__ inline LocalTensor<T> RowsIn(TQue<QuePosition::VECIN, 1>& que, const GlobalTensor<T>& gm, uint32_t first, uint32_t n) {
+    // Issues the loads of the step starting at row `first` of this core (x, and x2 with kResidual).
+    __aicore__ inline void LoadStep(uint32_t first) {
+        uint32_t n = rows_.count - first < t_.rowsPerLoop ? rows_.count - first : t_.rowsPerLoop;
+        RowsIn(xQue_, xGm_, first, n);
+        if constexpr (kResidual) RowsIn(x2Que_, x2Gm_, first, n);
+    }
+
+    __aicore__ inline void RowsIn(TQue<QuePosition::VECIN, 1>& que, const GlobalTensor<T>& gm, uint32_t first, uint32_t n) {
         LocalTensor<T> x = que.AllocTensor<T>();
         mover_.RowsIn(x, gm, uint64_t(first) * t_.numCols, n, t_.numCols, t_.rowStride);
         que.EnQue(x);
-        return que.DeQue<T>();
     }
 
     // Stores n rows computed into `rows` (a buffer of `que`, which it frees), through `stream` on

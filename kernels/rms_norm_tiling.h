@@ -21,5 +21,5 @@ struct AirfuseRmsNormTilingData {
     uint32_t rstdStageBytes;  // alignedCopy: UB staging of rstd values
     uint32_t outStageBytes;   // alignedCopy with rows under 32 B: UB staging of y; else 0
     uint32_t workCols;        // elements of the float32 work buffers (x as float, x2 as float): a step's rows, or the chunk
-    uint32_t redSlotBytes;    // per row of a step: its sum (32 B), then its ReduceSum scratch
+    uint32_t redBytes;        // a step's row sums (32 B each, kernels/row_sums.h), then RowSums' scratch (a split row: ReduceSum's)
 };

@@ -60,6 +60,34 @@ inline uint64_t WorkCols(uint32_t rpl, uint32_t chunk, uint32_t cols, uint32_t s
     return chunk < cols ? floatCols : uint64_t(rpl) * stride;
 }
 
+// Floats of scratch kernels/row_sums.h RowSums needs for n rows of d, `stride` floats apart: on
+// A2 WholeRowSums' planes or row partials (recursively); on 310P one ReduceSum sharedTmpBuffer
+// per row.
+inline uint64_t RowSumsScratch(bool wholeReduce, uint64_t n, uint64_t d, uint64_t stride, uint32_t reduceTmpBytes) {
+    if (!wholeReduce) return n * (reduceTmpBytes / 4);
+    uint64_t q = CeilDiv(d, 64);
+    if (q == 1) return 0;
+    if (q <= n && stride / 8 <= 255) return q * n * 8;
+    uint64_t partStride = RoundUp(q, 8);
+    return n * partStride + RowSumsScratch(true, n, q, partStride, 0);
+}
+
+// Elements a resident row covers in vector ops (kernels/gm_copy.h Mover::Span): 310P's windowed
+// rows their whole blocks; a split row's chunk.
+inline uint32_t RowSpan(bool aligned, bool natural, uint32_t cols, uint32_t chunk, uint32_t stride) {
+    if (chunk < cols) return chunk;
+    return aligned && !natural ? stride : cols;
+}
+
+// UB bytes of a step's row-sum buffer (the kernels' red_): n sums 32 B apart, then RowSums'
+// scratch; a split row uses it as one sum and one ReduceSum sharedTmpBuffer.
+inline uint32_t RedBytes(bool aligned, uint32_t n, uint32_t span, uint32_t stride, uint32_t floatCols) {
+    uint32_t tmp = ReduceTmpBytes(floatCols);
+    uint64_t scratch = RowSumsScratch(!aligned, n, span, stride, tmp) * 4;
+    uint64_t rows = uint64_t(n) * 32 + (scratch < 32 ? 32 : R32(scratch)), split = 32 + uint64_t(tmp);
+    return uint32_t(rows > split ? rows : split);
+}
+
 // A GmStream stage (kernels/gm_copy.h) for `elems` values of `size` bytes: plus three blocks, >= 4 blocks.
 inline uint32_t StageBytes(uint64_t elems, uint32_t size) {
     uint64_t e = 32 / size, b = (RoundUp(elems, e) + 3 * e) * size;
@@ -125,7 +153,8 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     uint64_t minRows = natural && CeilDiv(e, cols) > 8 ? CeilDiv(e, cols) : 8;
     auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
         uint64_t f = detail::FloatCols(aligned, chunk, s), work = WorkCols(rpl, chunk, cols, stride, f);
-        uint64_t b = tiles * buf * R32(uint64_t(rpl) * stride * s) + R32(work * 4) + R32(f * 4) + rpl * R32(32 + ReduceTmpBytes(uint32_t(f)));
+        uint32_t span = RowSpan(aligned, natural, cols, chunk, stride);
+        uint64_t b = tiles * buf * R32(uint64_t(rpl) * stride * s) + R32(work * 4) + R32(f * 4) + RedBytes(aligned, rpl, span, stride, uint32_t(f));
         b += aligned ? StageBytes(rpl, 4) : buf * R32(rpl * 4ull);
         if (natural) b += (residual ? 2 : 1) * uint64_t(StageBytes(uint64_t(rpl) * cols, s));
         if (residual && s != 4) b += R32(work * 4);
@@ -141,7 +170,7 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     out->rowCores = rowCores;
     out->rstdStageBytes = aligned ? StageBytes(p.rowsPerLoop, 4) : 0;
     out->workCols = uint32_t(WorkCols(p.rowsPerLoop, p.chunk, cols, p.rowStride, out->floatCols));
-    out->redSlotBytes = uint32_t(R32(32 + out->reduceTmpBytes));
+    out->redBytes = RedBytes(aligned, p.rowsPerLoop, RowSpan(aligned, natural, cols, p.chunk, p.rowStride), p.rowStride, out->floatCols);
     out->outStageBytes = natural ? StageBytes(uint64_t(p.rowsPerLoop) * cols, s) : 0;
     return res;
 }
@@ -175,27 +204,25 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     }
     uint32_t s = SizeOf(x), g = SizeOf(gamma), e = 32 / s;
     bool aligned = !chip.hasDataCopyPad, natural = aligned && cols < e;
-    // Besides its rows a core reads gamma and writes a float32 partial dgamma row, which the
-    // cores sum a slice of columns each (kernels/rms_norm_grad.cpp SpreadReduce) when every
-    // core's slice holds 8 columns: then every core. Else core 0 reads every partial row back,
-    // and the cores are kept few enough that this stays small against their rows.
-    if (cols >= 8ull * chip.vectorCores) {
-        res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
-    } else {
-        res.blockDim = BlockDimForRows(rows, chip.vectorCores, uint64_t(cols) * (g + 4), 3ull * cols * s + 4);
-    }
+    // Every core as soon as there are rows for it: per-row vector and scalar work, not bytes,
+    // bounds a core (benchmarks/kernel_time.py). Each writes a float32 partial dgamma row, which
+    // the cores then sum a slice of columns each (kernels/rms_norm_grad.cpp SpreadReduce).
+    res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
     // 310P, rows under 32 B: a core's dx holds a whole block.
     uint64_t minRows = natural ? CeilDiv(e, cols) : 1;
     auto stage = [&](uint32_t rpl) {
         uint32_t dx = detail::StageBytes(uint64_t(rpl) * cols, s), dgamma = detail::StageBytes(cols, g);
         return natural ? (dx > dgamma ? dx : dgamma) : 0u;
     };
+    // Queues x and dy (one buffer), dx and rstd; gamma as float; resident: a step's x and dy as
+    // float (half/bf16; float: its products instead) and the dgamma accumulator; split: a chunk
+    // of x and dy as float and of gamma.
     auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
-        uint64_t f = detail::FloatCols(aligned, chunk, s);
-        uint64_t b = 3 * buf * detail::R32(uint64_t(rpl) * stride * s) + buf * detail::R32(rpl * 4ull) + 3 * detail::R32(f * 4) +
-                     detail::R32(32 + ReduceTmpBytes(uint32_t(f))) + stage(rpl);
-        b += chunk < cols ? buf * detail::R32(f * g) : detail::R32(f * 4);
-        return b;
+        uint64_t f = detail::FloatCols(aligned, chunk, s), tile = detail::R32(uint64_t(rpl) * stride * s);
+        uint64_t b = 3 * buf * tile + buf * detail::R32(rpl * 4ull) + detail::R32(f * 4) + stage(rpl) +
+                     detail::RedBytes(aligned, rpl, detail::RowSpan(aligned, natural, cols, chunk, stride), stride, uint32_t(f));
+        if (chunk < cols) return b + 2 * detail::R32(f * 4) + buf * detail::R32(f * g);
+        return b + (s == 4 ? 1 : 2) * detail::R32(uint64_t(rpl) * stride * 4) + detail::R32(f * 4);
     };
     uint32_t rowCores;
     detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
@@ -208,6 +235,8 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     out->usedCores = rowCores;
     out->wsStride = wsStride;
     out->outStageBytes = stage(p.rowsPerLoop);
+    out->workCols = p.rowsPerLoop * p.rowStride;
+    out->redBytes = detail::RedBytes(aligned, p.rowsPerLoop, detail::RowSpan(aligned, natural, cols, p.chunk, p.rowStride), p.rowStride, out->floatCols);
     return res;
 }
 

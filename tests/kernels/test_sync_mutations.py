@@ -50,10 +50,10 @@ REDUNDANT = {
     "gm_copy.h:238": "GmStream::Finish's closing MTE3_S: no scalar write to the stage follows the final window store (rms_norm's "
                      "streams end the kernel; rms_norm_grad's dgamma stream reuses the stage for under one block, which the "
                      "earlier Flush's MTE3_S ordered)",
-    "rms_norm_grad.cpp:78": "PipeBarrier<PIPE_V> after zeroing acc: the first row's Product barriers come before acc is read",
-    "rms_norm_grad.cpp:116": "V_MTE3 before storing acc: the last dx EnQue/DeQue (V_MTE3) is set after the last vector write of "
+    "rms_norm_grad.cpp:93": "PipeBarrier<PIPE_V> after zeroing acc: the first step's barriers after its casts come before acc is read",
+    "rms_norm_grad.cpp:163": "V_MTE3 before storing acc: the last dx EnQue/DeQue (V_MTE3) is set after the last vector write of "
                              "acc on the in-order V pipe",
-    "rms_norm_grad.cpp:161": "MTE3_MTE2 after storing a workspace row: the MTE3_V just before it, then LoadWorkspace's V_S, hold "
+    "rms_norm_grad.cpp:245": "MTE3_MTE2 after storing a workspace row: the MTE3_V just before it, then LoadWorkspace's V_S, hold "
                              "back the next load's issue until the store is done",
 }
 

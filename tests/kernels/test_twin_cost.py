@@ -76,3 +76,20 @@ def test_every_chip_has_a_sourced_parameter_table():
         names = {r.name for r in rows if r.chip in (chip, chip[6:10])}
         assert {"clock_ghz", "hbm_gbps", "mte_bytes_per_cycle", "vec_bytes_per_cycle", "barrier"} <= names, chip
     assert all(r.source for r in rows)
+
+
+def test_whole_reduce_sum_follows_its_documented_strides_and_is_a2_only(kernels):
+    x = torch.zeros(1024)
+    x[:512] = torch.arange(512, dtype=torch.float32) % 13 - 6  # small integers: every order of summing agrees
+    tile = twin.Tiling(ctypes.create_string_buffer(8), 1, 0)
+    twin.launch("cost_whole_reduce_sum", [("x", x), ("workspace", None)], tile, fn_lib=kernels)
+    src = x[:512]
+    want = torch.zeros(16)
+    for r in range(4):
+        want[2 * r] = src[128 * r:128 * r + 64].sum()
+    for r in range(2):
+        base = 64 * r
+        want[8 + r] = src[base:base + 8].sum() + src[base + 16:base + 24].sum() + src[base + 32:base + 36].sum()
+    assert torch.equal(x[512:528], want)
+    with pytest.raises(twin.TwinError, match="WholeReduceSum: not documented for Ascend310P3"):
+        twin.launch("cost_whole_reduce_sum", [("x", x), ("workspace", None)], tile, chip="Ascend310P3", fn_lib=kernels)

@@ -26,6 +26,13 @@ def _batches(chip, rows, cols, dtype, gamma_dtype):
     return sum(-(-(per_core + (c < remainder)) // per_loop) for c in range(cores))
 
 
+def _piece_cols(chip, rows, cols, dtype, gamma_dtype):
+    """rms_norm_grad.cpp PieceCols: the float buffer of a step (resident) or chunk, per core, in 8s."""
+    tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[gamma_dtype], 0)
+    chunk, cores, float_cols, work_cols = (struct.unpack_from("<I", tile.data.raw, at)[0] for at in (28, 44, 52, 64))
+    return (work_cols if chunk == cols else float_cols) // cores // 8 * 8
+
+
 SHAPES = [(1, 4096, torch.float16, torch.float16), (128, 4096, torch.bfloat16, torch.bfloat16),
           (200, 300, torch.float16, torch.float32), (64, 8192, torch.float16, torch.float16)]
 
@@ -49,9 +56,10 @@ def test_each_byte_moves_once(chip, rows, cols, dtype, gamma_dtype):
 
     run = twin.rms_norm_backward(dy, x, rstd, gamma, chip=chip)
     bd = run.block_dim
-    # Partial dgamma rows: every core's when the cores sum a slice of columns each (910B, 8 float
-    # columns per core: rms_norm_grad.cpp Spread), else those of cores 1.. for core 0.
-    spread = chip != "Ascend310P3" and bd > 1 and -(-cols // 8) * 8 >= 8 * bd
+    # Partial dgamma rows: every core's when the cores sum a slice of columns each (910B, pieces of
+    # 8 float columns per core fit the float buffer: rms_norm_grad.cpp Spread), else those of
+    # cores 1.. for core 0.
+    spread = chip != "Ascend310P3" and bd > 1 and _piece_cols(chip, rows, cols, dtype, gamma_dtype) > 0
     partials = (bd if spread else bd - 1) * cols * 4
     exact = 2 * n * s + rows * 4 + bd * cols * g + partials
     if chip == "Ascend310P3":  # each batch's rstd values are read as whole 32 B blocks

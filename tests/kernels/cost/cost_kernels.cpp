@@ -90,3 +90,26 @@ extern "C" __global__ __aicore__ void cost_sync_all(GM_ADDR x, GM_ADDR workspace
     g.SetGlobalBuffer((__gm__ float*)x + GetBlockIdx() * kTile, kTile);
     DataCopy(t, g, kTile);
 }
+
+// WholeReduceSum's documented semantics (tests/kernels/test_twin_cost.py): x holds 512 floats in,
+// and receives at 512.. the sums of two calls. Rows of 64 at a 128-float stride, results 2 apart:
+// out[0, 2, 4, 6]; then 20-element repeats whose blocks are 2 blocks apart, repeats 8 blocks
+// apart: out[8], out[9] = x[0..8) + x[16..24) + x[32..36), the same from x[64].
+extern "C" __global__ __aicore__ void cost_whole_reduce_sum(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024 * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, 1024);
+    LocalTensor<float> t = buf.Get<float>();
+    DataCopy(t, g, 512);
+    SetFlag<HardEvent::MTE2_V>(0);
+    WaitFlag<HardEvent::MTE2_V>(0);
+    Duplicate(t[512], 0.0f, 16);
+    PipeBarrier<PIPE_V>();
+    WholeReduceSum(t[512], t, 64, 4, 2, 1, 16);
+    WholeReduceSum(t[520], t, 20, 2, 1, 2, 8);
+    SetFlag<HardEvent::V_MTE3>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);
+    DataCopy(g[512], t[512], 16);
+}

@@ -1,6 +1,7 @@
 // Vector APIs (count form): every operand in UB, 32 B-aligned, large enough; arithmetic dtypes only.
 #pragma once
 #include <cmath>
+#include <cstring>
 #include "tensor.h"
 
 namespace AscendC {
@@ -11,6 +12,7 @@ namespace twin {
 
 void CheckVecOperand(const char* api, const char* which, AscendC::TPosition pos, uint32_t ubOffset, uint64_t needBytes, uint32_t haveBytes);
 void CheckCount(const char* api, int64_t count);
+void CheckFits(const char* api, const char* which, uint64_t needBytes, uint32_t haveBytes);
 void CheckCastMode(const char* src, const char* dst, AscendC::RoundMode mode);
 uint32_t ReduceTmpElems(uint32_t count, uint32_t elemSize);
 
@@ -165,6 +167,55 @@ void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Local
                 for (size_t i = 0; i + w < parts.size(); i += 2 * w) parts[i] = T(parts[i] + parts[i + w]);
         }
         dst.Data()[0] = parts[0];
+    }
+}
+
+// WholeReduceSum, continuous-mask form (asc-devkit docs/api/context/WholeReduceSum.md): repeat r
+// takes the first `mask` elements of the 256 B repeat at src + r * srcRepStride blocks (its 32 B
+// blocks srcBlkStride blocks apart), sums them as a pairwise tree (half sums saturate at
+// +-65504) and writes dst[r * dstRepStride] (dst elements). The doc's product table lists A2/A3
+// (and Kirin), not the 310P AI Core: the twin refuses it there.
+template <typename T>
+void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask, const int32_t repeatTime,
+                    const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride) {
+    const char* api = "WholeReduceSum";
+    twin::CheckArith<T>(api);
+    if (std::strncmp(twin::Cur().chip->socVersion, "Ascend910B", 10) != 0)
+        twin::Fail(api, twin::Fmt("not documented for %s (WholeReduceSum.md lists A2/A3 products only)", twin::Cur().chip->socVersion));
+    constexpr int32_t perRepeat = 256 / sizeof(T), perBlock = 32 / sizeof(T);
+    if (mask < 1 || mask > perRepeat) twin::Fail(api, twin::Fmt("mask %d outside [1, %d]", mask, perRepeat));
+    if (repeatTime < 0 || repeatTime > 255) twin::Fail(api, twin::Fmt("repeatTime %d outside [0, 255]", repeatTime));
+    if (dstRepStride < 0 || srcBlkStride < 0 || srcRepStride < 0) twin::Fail(api, "strides must not be negative");
+    twin::CheckUbOperand(api, "src", src.GetPosition(), src.UbOffset());
+    if (!IsUb(dst.GetPosition())) twin::Fail(api, "dst tensor is not in UB (VECIN/VECOUT/VECCALC)");
+    if (dst.UbOffset() % sizeof(T) != 0) twin::Fail(api, twin::Fmt("dst UB address %u is not %u-byte aligned", dst.UbOffset(), unsigned(sizeof(T))));
+    if (repeatTime == 0) return;
+    const int32_t blocks = (mask + perBlock - 1) / perBlock;
+    const uint64_t srcSpan = (uint64_t(repeatTime - 1) * srcRepStride + uint64_t(blocks - 1) * srcBlkStride + 1) * 32;
+    const uint64_t dstSpan = (uint64_t(repeatTime - 1) * dstRepStride + 1) * sizeof(T);
+    twin::CheckFits(api, "src", srcSpan, src.Bytes());
+    twin::CheckFits(api, "dst", dstSpan, dst.Bytes());
+    twin::Instr in(api, twin::kPipeV);
+    in.Vector(uint64_t(repeatTime) * perRepeat, sizeof(T));
+    const bool dense = srcBlkStride == 1;  // a repeat's blocks are one contiguous range
+    for (int32_t r = 0; r < repeatTime; ++r)
+        for (int32_t b = 0; b < (dense ? 1 : blocks); ++b) {
+            uint64_t at = (uint64_t(r) * srcRepStride + uint64_t(b) * srcBlkStride) * 32;
+            src[uint32_t(at / sizeof(T))].Access(in, "src", dense ? uint64_t(blocks) * 32 : 32, false);
+        }
+    for (int32_t r = 0; r < repeatTime; ++r) dst[uint32_t(r * dstRepStride)].Access(in, "dst", sizeof(T), true);
+    if (twin::Cur().countOnly) return;
+    for (int32_t r = 0; r < repeatTime; ++r) {
+        T v[256 / sizeof(T)];
+        for (int32_t i = 0; i < mask; ++i)
+            v[i] = src.Data()[(uint64_t(r) * srcRepStride + uint64_t(i / perBlock) * srcBlkStride) * perBlock + i % perBlock];
+        for (int32_t w = 1; w < mask; w *= 2)
+            for (int32_t i = 0; i + w < mask; i += 2 * w) {
+                float s = float(v[i]) + float(v[i + w]);
+                if constexpr (std::is_same_v<T, half>) s = std::isfinite(s) ? std::fmin(65504.0f, std::fmax(-65504.0f, s)) : s;
+                v[i] = std::is_same_v<T, half> ? T(s) : T(v[i] + v[i + w]);
+            }
+        dst.Data()[uint64_t(r) * dstRepStride] = v[0];
     }
 }
 

@@ -1,0 +1,85 @@
+// Sums of several rows at once (a step's rows of the RmsNorm kernels): n rows of d floats, `stride`
+// floats apart (a multiple of 8), summed into sums[i * kSumStride]. No scalar work and no V -> S
+// round trip per row: the caller waits for V once, then reads every row's sum.
+//  - A2 (WholeReduceSum, documented for A2/A3 only): WholeRowSums below.
+//  - 310P: one ReduceSum per row, each with its own sharedTmpBuffer slot (no barrier between them).
+#pragma once
+#include "common.h"
+
+namespace airfuse_kernel {
+
+constexpr uint32_t kSumStride = 8;  // one 32 B block per row's sum: ReduceSum's dst alignment
+constexpr uint32_t kRepeatFloats = 64;
+constexpr uint32_t kMaxRepeat = 255;
+constexpr uint32_t kMaxRepStrideBlocks = 255;  // kept within a uint8 repeat stride
+
+__aicore__ inline uint32_t CeilDivU(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+#if AIRFUSE_HAS_DATA_COPY_PAD
+// Sums of n rows of len floats (stride apart, stride % 8 == 0) on A2, each into its own block:
+// sums[i * kSumStride]. `scratch` is laid out as op_host/tiling/rms_norm.h RowSumsScratch counts.
+// A 32 B block is written by one instruction between barriers (the vector pipe orders nothing
+// else), so:
+//  - one repeat per row (len <= 64): one instruction, a repeat per row;
+//  - more rows than repeats per row (and a row stride a repeat stride can hold): slice j of every
+//    row is reduced by one instruction into plane j (a block per row), the planes then added by
+//    halving;
+//  - else row by row, a row's partials contiguous (one instruction per row), then the partials
+//    reduced the same way as rows of ceil(len / 64).
+__aicore__ inline void WholeRowSums(const LocalTensor<float>& sums, const LocalTensor<float>& src, uint32_t stride, uint32_t n, uint32_t len,
+                                    const LocalTensor<float>& scratch) {
+    uint32_t q = CeilDivU(len, kRepeatFloats);
+    bool repStrideFits = stride / 8 <= kMaxRepStrideBlocks;
+    if (q == 1 || (q <= n && repStrideFits)) {
+        uint32_t plane = n * kSumStride;
+        for (uint32_t j = 0; j < q; ++j) {
+            LocalTensor<float> dst = q == 1 ? sums : scratch[j * plane];
+            uint32_t m = len - j * kRepeatFloats < kRepeatFloats ? len - j * kRepeatFloats : kRepeatFloats;
+            if (!repStrideFits) {  // q == 1: a repeat per row, one row per instruction
+                for (uint32_t i = 0; i < n; ++i) WholeReduceSum(dst[i * kSumStride], src[i * stride], int32_t(m), 1, 1, 1, 8);
+                continue;
+            }
+            for (uint32_t r0 = 0; r0 < n; r0 += kMaxRepeat) {
+                uint32_t rows = n - r0 < kMaxRepeat ? n - r0 : kMaxRepeat;
+                WholeReduceSum(dst[r0 * kSumStride], src[r0 * stride + j * kRepeatFloats], int32_t(m), int32_t(rows), int32_t(kSumStride), 1,
+                               int32_t(stride / 8));
+            }
+        }
+        if (q == 1) return;
+        for (uint32_t count = q; count > 1;) {
+            PipeBarrier<PIPE_V>();
+            uint32_t half = count / 2;
+            LocalTensor<float> dst = count == 2 ? sums : scratch;
+            Add(dst, scratch, scratch[(count - half) * plane], half * plane);
+            count -= half;
+        }
+        return;
+    }
+    uint32_t full = len / kRepeatFloats, tail = len - full * kRepeatFloats, partStride = RoundUpTo(q, 8);
+    for (uint32_t i = 0; i < n; ++i) {
+        for (uint32_t j0 = 0; j0 < full; j0 += kMaxRepeat) {
+            uint32_t reps = full - j0 < kMaxRepeat ? full - j0 : kMaxRepeat;
+            if (j0 % 8) PipeBarrier<PIPE_V>();  // this call's first partial shares a block with the last call's
+            WholeReduceSum(scratch[i * partStride + j0], src[i * stride + j0 * kRepeatFloats], int32_t(kRepeatFloats), int32_t(reps), 1, 1, 8);
+        }
+        if (!tail) continue;
+        if (full % 8) PipeBarrier<PIPE_V>();
+        WholeReduceSum(scratch[i * partStride + full], src[i * stride + full * kRepeatFloats], int32_t(tail), 1, 1, 1, 8);
+    }
+    PipeBarrier<PIPE_V>();
+    WholeRowSums(sums, scratch, partStride, n, q, scratch[n * partStride]);
+}
+#endif
+
+// sums[i * kSumStride] = sum of row i's first d floats (rows left alone), for n rows `stride`
+// floats apart: WholeRowSums on A2, else one ReduceSum per row, each with its own
+// sharedTmpBuffer slot of reduceTmpFloats in `scratch`.
+__aicore__ inline void RowSums(bool wholeReduce, const LocalTensor<float>& sums, const LocalTensor<float>& rows, uint32_t stride, uint32_t n,
+                               uint32_t d, const LocalTensor<float>& scratch, uint32_t reduceTmpFloats) {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+    if (wholeReduce) return WholeRowSums(sums, rows, stride, n, d, scratch);
+#endif
+    for (uint32_t i = 0; i < n; ++i) ReduceSum(sums[i * kSumStride], rows[i * stride], scratch[i * reduceTmpFloats], int32_t(d));
+}
+
+}  // namespace airfuse_kernel
