@@ -103,9 +103,9 @@ private:
             PipeBarrier<PIPE_V>();
             for (uint32_t i = 0; i < kOut; ++i) FromFloat(out[i], outF[i], n);
         }
-        PipeBarrier<PIPE_V>();  // the next tile's first vector ops overwrite this tile's temporaries
         for (uint32_t i = 0; i < kIn; ++i) inQue_[i].FreeTensor(in[i]);
         for (uint32_t i = 0; i < kOut; ++i) outQue_[i].EnQue(out[i]);
+        PipeBarrier<PIPE_V>();  // the next tile's first vector ops overwrite this tile's temporaries (not the stores' business)
     }
 
     __aicore__ inline void CopyOut(uint64_t row, uint64_t col, uint32_t n) {

@@ -1,7 +1,11 @@
 // float32 math of the activation kernels (kernels/act_kernel.h), in vector ops only. Each form avoids
 // exp overflow and inf * 0 over the whole float range:
 //   sigmoid(a) = exp(min(a, 0)) / (1 + exp(-|a|))   (both exps in (0, 1])
-//   gelu tanh:  x * sigmoid(2u), 2u = 2*sqrt(2/pi) * x * (1 + 0.044715 x^2)   (= 0.5 x (1 + tanh u))
+//   gelu tanh:  x / (1 + e), e = exp(-w), w = 2u = 2*sqrt(2/pi) * x * (1 + 0.044715 x^2)
+//               (= x * sigmoid(w) = 0.5 x (1 + tanh u); the form ops-nn's Gelu documents): e = inf
+//               and x = -0 once w < -88; its gradient Phi + x Phi' = (1 + x w' e / (1 + e)) / (1 + e),
+//               w' = 2*sqrt(2/pi) (1 + 3 * 0.044715 x^2), on x clamped to +-10 (beyond, the gradient
+//               is 1 or under 3e-36 in float32, and e / (1 + e) stays finite).
 //   gelu erf:   x * Phi(x), Phi(x) = h + step(x) * (1 - 2h), h = 0.5 * erfc(|x| / sqrt 2), step(x) = 1 for
 //               x > 0 (clamped x * 2^126: exactly 0 or 1 except for subnormal x, where 1 - 2h is 0),
 //               so Phi keeps its relative accuracy in the negative tail.
@@ -70,17 +74,23 @@ struct SiluMulGradMath {
 inline constexpr float kGeluTanhScale = 1.5957691216057308f;  // 2 * sqrt(2/pi): 0.5 * (1 + tanh(u)) = sigmoid(2u)
 inline constexpr float kGeluCubic = 0.044715f;
 
-// w = 2u = kGeluTanhScale * x * (1 + kGeluCubic * x^2); ±inf once x^2 overflows, where sigmoid is exact.
-__aicore__ inline void GeluTanhArgument(const LocalTensor<float>& w, const LocalTensor<float>& x, uint32_t n) {
-    Mul(w, x, x, n);
+inline constexpr float kGeluGradClamp = 10.0f;
+
+// q = 1 + e, e = exp(-w) (file comment), x2 = x^2; -w = x * (-kGeluTanhScale - kGeluTanhScale kGeluCubic x^2) is
+// ±inf once x^2 overflows, where x / q is exact. e is left in x2's place only where asked (e != x2).
+__aicore__ inline void GeluTanhDenominator(const LocalTensor<float>& q, const LocalTensor<float>& e, const LocalTensor<float>& x2,
+                                           const LocalTensor<float>& x, uint32_t n) {
+    Mul(x2, x, x, n);
     PipeBarrier<PIPE_V>();
-    Muls(w, w, kGeluCubic, n);
+    Muls(e, x2, -kGeluTanhScale * kGeluCubic, n);
     PipeBarrier<PIPE_V>();
-    Adds(w, w, 1.0f, n);
+    Adds(e, e, -kGeluTanhScale, n);
     PipeBarrier<PIPE_V>();
-    Mul(w, w, x, n);
+    Mul(e, e, x, n);
     PipeBarrier<PIPE_V>();
-    Muls(w, w, kGeluTanhScale, n);
+    Exp(e, e, n);
+    PipeBarrier<PIPE_V>();
+    Adds(q, e, 1.0f, n);
     PipeBarrier<PIPE_V>();
 }
 
@@ -139,16 +149,15 @@ struct GeluMath {
     __aicore__ static inline void Compute(const LocalTensor<float> (&out)[1], const LocalTensor<float> (&in)[1], const LocalTensor<float> (&tmp)[3],
                                           uint32_t n, const AirfuseActTilingData& t) {
         if (t.approximate == 0) {
-            GeluTanhArgument(tmp[2], in[0], n);
-            Sigmoid(tmp[0], tmp[2], tmp[1], n);
-        } else {
-            NormalCdf(tmp[0], in[0], tmp[1], tmp[2], n);
+            GeluTanhDenominator(tmp[0], tmp[1], tmp[1], in[0], n);
+            Div(out[0], in[0], tmp[0], n);
+            return;
         }
+        NormalCdf(tmp[0], in[0], tmp[1], tmp[2], n);
         Mul(out[0], tmp[0], in[0], n);
     }
 };
 
-inline constexpr float kGeluClamp = 1.0e6f;  // beyond it the density term is exactly 0 in float32 (it underflows at |x| ~ 11)
 inline constexpr float kInvSqrt2Pi = 0.3989422804014327f;
 
 // (dy, x) -> dx = dy * (Phi(x) + x * Phi'(x)).
@@ -159,42 +168,42 @@ struct GeluGradMath {
         const LocalTensor<float>& dy = in[0];
         const LocalTensor<float>& x = in[1];
         if (t.approximate == 0) {
-            // Phi' = sigmoid(w) * (1 - sigmoid(w)) * w', w' = 2 sqrt(2/pi) (1 + 3 * 0.044715 x^2), with x clamped in
-            // x * w' so that it stays finite where sigmoid(w) * (1 - sigmoid(w)) is 0. x itself is scratch here.
-            GeluTanhArgument(tmp[2], x, n);
-            Sigmoid(tmp[0], tmp[2], tmp[1], n);
-            Maxs(tmp[1], x, -kGeluClamp, n);
-            Muls(tmp[2], tmp[0], -1.0f, n);
+            // (1 + x w' e / q) / q on x clamped (file comment); x itself is the clamped copy.
+            const LocalTensor<float>& q = tmp[0];
+            const LocalTensor<float>& e = tmp[1];
+            const LocalTensor<float>& x2 = tmp[2];
+            Maxs(x, x, -kGeluGradClamp, n);
             PipeBarrier<PIPE_V>();
-            Mins(tmp[1], tmp[1], kGeluClamp, n);
-            Adds(tmp[2], tmp[2], 1.0f, n);
+            Mins(x, x, kGeluGradClamp, n);
             PipeBarrier<PIPE_V>();
-            Mul(tmp[2], tmp[2], tmp[0], n);  // sigmoid(w) * (1 - sigmoid(w))
-            Mul(x, tmp[1], tmp[1], n);
+            GeluTanhDenominator(q, e, x2, x, n);
+            Div(e, e, q, n);  // 1 - sigmoid(w)
+            Muls(x2, x2, kGeluTanhScale * 3.0f * kGeluCubic, n);
             PipeBarrier<PIPE_V>();
-            Muls(x, x, 3.0f * kGeluCubic, n);
+            Adds(x2, x2, kGeluTanhScale, n);  // w'
             PipeBarrier<PIPE_V>();
-            Adds(x, x, 1.0f, n);
+            Mul(x2, x2, x, n);
             PipeBarrier<PIPE_V>();
-            Muls(x, x, kGeluTanhScale, n);
+            Mul(x2, x2, e, n);
             PipeBarrier<PIPE_V>();
-            Mul(x, x, tmp[1], n);  // x * w'
+            Adds(x2, x2, 1.0f, n);
             PipeBarrier<PIPE_V>();
-            Mul(tmp[1], x, tmp[2], n);
+            Div(x2, x2, q, n);
             PipeBarrier<PIPE_V>();
-        } else {
-            NormalCdf(tmp[0], x, tmp[1], tmp[2], n);
-            Mul(tmp[1], x, x, n);
-            PipeBarrier<PIPE_V>();
-            Muls(tmp[1], tmp[1], -0.5f, n);
-            PipeBarrier<PIPE_V>();
-            Exp(tmp[1], tmp[1], n);
-            PipeBarrier<PIPE_V>();
-            Muls(tmp[1], tmp[1], kInvSqrt2Pi, n);
-            PipeBarrier<PIPE_V>();
-            Mul(tmp[1], tmp[1], x, n);
-            PipeBarrier<PIPE_V>();
+            Mul(out[0], x2, dy, n);
+            return;
         }
+        NormalCdf(tmp[0], x, tmp[1], tmp[2], n);
+        Mul(tmp[1], x, x, n);
+        PipeBarrier<PIPE_V>();
+        Muls(tmp[1], tmp[1], -0.5f, n);
+        PipeBarrier<PIPE_V>();
+        Exp(tmp[1], tmp[1], n);
+        PipeBarrier<PIPE_V>();
+        Muls(tmp[1], tmp[1], kInvSqrt2Pi, n);
+        PipeBarrier<PIPE_V>();
+        Mul(tmp[1], tmp[1], x, n);
+        PipeBarrier<PIPE_V>();
         Add(tmp[0], tmp[0], tmp[1], n);
         PipeBarrier<PIPE_V>();
         Mul(out[0], tmp[0], dy, n);

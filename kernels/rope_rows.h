@@ -5,7 +5,13 @@
 // negation at a 32 B-aligned offset N): with k = D/2 ("half") or 1 ("interleave") and p(j) the
 // side of j's pair (floor(j/k) - 2 floor(j/2k)), rotate(v)[j] = -v[j + k] when p = 0 and
 // v[j - k] when p = 1, i.e. element (N + j + k) - p (N + 2k) of the buffer. The byte offsets are
-// built once per core with vector ops (CreateVecIndex, Div, floor Casts).
+// built once per core with vector ops (CreateVecIndex, Div, floor Casts), for a whole copy step
+// of rows, the row-r offsets being row 0's plus r rows: each vector op then covers a step's rows
+// at once (rows rowStride apart, their padding computed along and never stored), so instruction
+// latency and barriers are paid per step, not per row. Rows sharing one cos/sin row (broadcast)
+// take the two table products row by row: independent ops, no barrier between them. Only when
+// x's and the tables' padded rows differ in length (a head dim that is not whole 32 B blocks of
+// both dtypes) does each row go through the vector ops alone.
 // Work items are (table row t, x row g of t's broadcast group) in t-major order (rope_tiling.h):
 // a core loads each cos/sin slice once for all its rows of that group, and moves the group's
 // rows in runs along the innermost broadcast dim (one strided copy per run). Without broadcast
@@ -38,10 +44,12 @@ public:
         pipe_.InitBuffer(yQue_, t.bufferNum, t.rowsPerLoop * t.rowStride * sizeof(T));
         pipe_.InitBuffer(cosQue_, t.bufferNum, tableRows * tableStride_ * sizeof(C));
         pipe_.InitBuffer(sinQue_, t.bufferNum, tableRows * tableStride_ * sizeof(C));
-        pipe_.InitBuffer(ext_, 2 * t.rowStride * sizeof(float));
-        pipe_.InitBuffer(rot_, t.rowStride * sizeof(float));
-        pipe_.InitBuffer(acc_, t.rowStride * sizeof(float));
-        pipe_.InitBuffer(offsets_, t.rowStride * sizeof(uint32_t));
+        batchRows_ = shared_ || tableStride_ == t.rowStride ? t.rowsPerLoop : 1;
+        uint32_t span = t.rowsPerLoop * t.rowStride;  // ext_ holds a step's v, then its -v at `span`
+        pipe_.InitBuffer(ext_, 2 * span * sizeof(float));
+        pipe_.InitBuffer(rot_, span * sizeof(float));
+        pipe_.InitBuffer(acc_, span * sizeof(float));
+        pipe_.InitBuffer(offsets_, span * sizeof(uint32_t));
         if constexpr (!kIsFloat<C>) {
             pipe_.InitBuffer(cosF_, tableRows * tableStride_ * sizeof(float));
             pipe_.InitBuffer(sinF_, tableRows * tableStride_ * sizeof(float));
@@ -100,15 +108,21 @@ private:
         }
     }
 
-    // rotate's byte offsets into [v | -v] (see the file comment), from vector ops only.
+    // rotate's byte offsets into [v | -v] (see the file comment), from vector ops only: row 0's
+    // over the whole row stride (its padding too: in range, and computed over by batched ops),
+    // then copies shifted by whole rows.
     __aicore__ inline void BuildOffsets() {
-        uint32_t d = t_.headDim, n = t_.rowStride;
+        uint32_t d = t_.rowStride, rows = t_.rowsPerLoop, span = rows * t_.rowStride;
         float k = float(t_.rotateStep);
         LocalTensor<float> idx = acc_.Get<float>(), divisor = rot_.Get<float>();
-        LocalTensor<float> side = ext_.Get<float>(), pairs = ext_.Get<float>()[n];
+        LocalTensor<float> side = ext_.Get<float>(), pairs = ext_.Get<float>()[span];
         LocalTensor<int32_t> whole = offsets_.Get<int32_t>();
-        // Gather reads its source whole: the padding after v and after -v is never written again.
-        Duplicate(ext_.Get<float>(), 0.0f, int32_t(2 * n));
+        // Gather reads its source whole and batched ops read the rows' padding: every work buffer
+        // is written once here (padding after v and -v is never written again).
+        Duplicate(ext_.Get<float>(), 0.0f, int32_t(2 * span));
+        Duplicate(acc_.Get<float>(), 0.0f, int32_t(span));
+        Duplicate(rot_.Get<float>(), 0.0f, int32_t(span));
+        PipeBarrier<PIPE_V>();
         CreateVecIndex(idx, 0.0f, d);
         Duplicate(divisor, k, d);
         PipeBarrier<PIPE_V>();
@@ -120,15 +134,20 @@ private:
         PipeBarrier<PIPE_V>();
         Sub(side, side, pairs, d);  // p(j)
         PipeBarrier<PIPE_V>();
-        Muls(side, side, -float(n + 2 * t_.rotateStep), d);
+        Muls(side, side, -float(span + 2 * t_.rotateStep), d);
         PipeBarrier<PIPE_V>();
-        Adds(side, side, float(n + t_.rotateStep), d);
+        Adds(side, side, float(span + t_.rotateStep), d);
         PipeBarrier<PIPE_V>();
         Add(side, side, idx, d);
         PipeBarrier<PIPE_V>();
         Muls(side, side, float(sizeof(float)), d);
         PipeBarrier<PIPE_V>();
-        Cast(whole, side, RoundMode::CAST_RINT, d);
+        for (uint32_t have = 1; have < rows; have *= 2) {  // rows [have, 2 have) = rows [0, have) + have rows
+            uint32_t more = rows - have < have ? rows - have : have;
+            Adds(side[have * d], side, float(have * d * sizeof(float)), int32_t(more * d));
+            PipeBarrier<PIPE_V>();
+        }
+        Cast(whole, side, RoundMode::CAST_RINT, span);
         PipeBarrier<PIPE_V>();
     }
 
@@ -184,25 +203,30 @@ private:
         xQue_.EnQue(x);
         x = xQue_.DeQue<T>();
         LocalTensor<T> y = yQue_.AllocTensor<T>();
-        for (uint32_t r = 0; r < n; ++r) {
+        for (uint32_t r = 0; r < n; r += batchRows_) {
             uint32_t table = shared_ ? 0 : r * tableStride_;
-            Row(x[r * t_.rowStride], y[r * t_.rowStride], cos_[table], sin_[table]);
+            if (r > 0) PipeBarrier<PIPE_V>();  // these rows overwrite ext_, rot_ and acc_
+            Rows(x[r * t_.rowStride], y[r * t_.rowStride], cos_[table], sin_[table], n - r < batchRows_ ? n - r : batchRows_);
         }
         xQue_.FreeTensor(x);
         yQue_.EnQue(y);
+        PipeBarrier<PIPE_V>();  // the next step overwrites ext_, rot_ and acc_ (after the store is released)
         y = yQue_.DeQue<T>();
         StoreRows(y, row, step, n);
         yQue_.FreeTensor(y);
     }
 
-    __aicore__ inline void Row(const LocalTensor<T>& x, const LocalTensor<T>& y, const LocalTensor<float>& c, const LocalTensor<float>& s) {
-        uint32_t d = t_.headDim;
-        LocalTensor<float> ext = ext_.Get<float>(), neg = ext[t_.rowStride], rot = rot_.Get<float>(), acc = acc_.Get<float>();
+    // `rows` rows from x into y (rowStride apart); c and s are their table rows, or the one row
+    // they share.
+    __aicore__ inline void Rows(const LocalTensor<T>& x, const LocalTensor<T>& y, const LocalTensor<float>& c, const LocalTensor<float>& s,
+                                uint32_t rows) {
+        uint32_t d = (rows - 1) * t_.rowStride + t_.headDim;
+        LocalTensor<float> ext = ext_.Get<float>(), neg = ext[t_.rowsPerLoop * t_.rowStride], rot = rot_.Get<float>(), acc = acc_.Get<float>();
         LocalTensor<uint32_t> offsets = offsets_.Get<uint32_t>();
         if constexpr (kBackward) {
             LocalTensor<float> dy = AsFloat(x, rot, d);
-            Mul(acc, dy, c, d);
-            Mul(ext, dy, s, d);
+            MulTable(acc, dy, c, rows);
+            MulTable(ext, dy, s, rows);
             PipeBarrier<PIPE_V>();
             Muls(neg, ext, -1.0f, d);
             PipeBarrier<PIPE_V>();
@@ -216,12 +240,12 @@ private:
                 Cast(ext, x, RoundMode::CAST_NONE, d);
             }
             PipeBarrier<PIPE_V>();
-            Mul(acc, ext, c, d);
+            MulTable(acc, ext, c, rows);
             Muls(neg, ext, -1.0f, d);
             PipeBarrier<PIPE_V>();
             Gather(rot, ext, offsets, 0, d);
             PipeBarrier<PIPE_V>();
-            Mul(rot, rot, s, d);
+            MulTable(rot, rot, s, rows);
             PipeBarrier<PIPE_V>();
             Add(Result(y, acc), acc, rot, d);
         }
@@ -229,7 +253,16 @@ private:
             PipeBarrier<PIPE_V>();
             FromFloat(y, acc, d);
         }
-        PipeBarrier<PIPE_V>();  // the next row overwrites ext_, rot_ and acc_
+    }
+
+    // dst = src * table over `rows` rows: one op when every row has its own table row (same
+    // stride), else one per row against the shared table row.
+    __aicore__ inline void MulTable(const LocalTensor<float>& dst, const LocalTensor<float>& src, const LocalTensor<float>& table, uint32_t rows) {
+        if (!shared_) {
+            Mul(dst, src, table, (rows - 1) * t_.rowStride + t_.headDim);
+            return;
+        }
+        for (uint32_t r = 0; r < rows; ++r) Mul(dst[r * t_.rowStride], src[r * t_.rowStride], table, t_.headDim);
     }
 
     // Where the float32 result goes: y itself for float rows, else acc (then cast into y).
@@ -250,6 +283,7 @@ private:
             return;
         }
 #endif
+        if (step == 1) return DataCopy(ub, xGm_[row * d], n * d);  // rows are whole blocks here: rowStride is d
         for (uint32_t r = 0; r < n; ++r) DataCopy(ub[r * t_.rowStride], xGm_[(row + r * step) * d], d);
     }
 
@@ -261,6 +295,7 @@ private:
             return;
         }
 #endif
+        if (step == 1) return DataCopy(yGm_[row * d], ub, n * d);
         for (uint32_t r = 0; r < n; ++r) DataCopy(yGm_[(row + r * step) * d], ub[r * t_.rowStride], d);
     }
 
@@ -268,6 +303,7 @@ private:
     uint64_t first_ = 0, count_ = 0;
     bool shared_ = false;
     uint32_t tableStride_ = 0;
+    uint32_t batchRows_ = 1;  // rows per pass of the vector ops
     TPipe pipe_;
     TQue<QuePosition::VECIN, 1> xQue_;
     TQue<QuePosition::VECIN, 1> cosQue_;

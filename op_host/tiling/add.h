@@ -6,7 +6,9 @@
 namespace airfuse::tiling {
 
 inline constexpr uint64_t kAddAlign = 128;                  // elements: every core's start stays 256 B-aligned
-inline constexpr uint64_t kAddMinBytesPerCore = 16 * 1024;  // below this a core's copies are too short to pay off
+// Every core that gets at least kAddAlign elements: the copies and vector ops of a core are
+// latency-bound below a few KB, and cores run side by side (twin cost model), so one more core
+// shortens the launch while it has a whole aligned range to take.
 
 inline Result Add(const ChipInfo& chip, uint64_t elems, DType dtype, AirfuseAddTilingData* out, uint32_t forceBlockDim = 0) {
     Result res;
@@ -15,7 +17,7 @@ inline Result Add(const ChipInfo& chip, uint64_t elems, DType dtype, AirfuseAddT
     if (res.ok()) res.error = CheckForcedBlockDim("AirfuseAdd", chip, forceBlockDim);
     if (!res.ok()) return res;
     uint32_t s = SizeOf(dtype);
-    uint64_t cores = CeilDiv(elems * s, kAddMinBytesPerCore);
+    uint64_t cores = CeilDiv(elems, kAddAlign);
     if (cores > chip.vectorCores) cores = chip.vectorCores;
     if (forceBlockDim) cores = forceBlockDim;
     uint64_t perCore = RoundUp(CeilDiv(elems, cores), kAddAlign);

@@ -92,11 +92,13 @@ inline Result Rope(const char* op, const ChipInfo& chip, const std::vector<int64
     uint64_t n = RoundUp(d, 32 / s), nt = RoundUp(d, 32 / tc);
     auto bytes = [&](uint32_t buf, uint64_t rpl) {
         uint64_t rt = shared ? 1 : rpl;
-        uint64_t b = 2 * buf * RoundUp(rpl * n * s, 32) + 2 * buf * RoundUp(rt * nt * tc, 32) + RoundUp(2 * n * 4, 32) + 3 * RoundUp(n * 4, 32);
+        uint64_t b = 2 * buf * RoundUp(rpl * n * s, 32) + 2 * buf * RoundUp(rt * nt * tc, 32) + RoundUp(2 * rpl * n * 4, 32) +
+                     3 * RoundUp(rpl * n * 4, 32);
         if (tc != 4) b += 2 * RoundUp(rt * nt * 4, 32);
         return b;
     };
-    uint64_t maxRows = CeilDiv(items, rowCores);
+    // Several steps per core, so that loads overlap compute and stores (tiling_common.h).
+    uint64_t maxRows = StepRows(CeilDiv(items, rowCores), d * s);
     if (maxRows > kMaxBlockCount) maxRows = kMaxBlockCount;
     for (uint32_t buf = 2; buf >= 1 && out->bufferNum == 0; --buf) {
         if (bytes(buf, 1) > chip.ubBytes) continue;
