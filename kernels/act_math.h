@@ -76,13 +76,12 @@ inline constexpr float kGeluCubic = 0.044715f;
 
 inline constexpr float kGeluGradClamp = 10.0f;
 
-// q = 1 + e, e = exp(-w) (file comment), x2 = x^2; -w = x * (-kGeluTanhScale - kGeluTanhScale kGeluCubic x^2) is
-// ±inf once x^2 overflows, where x / q is exact. e is left in x2's place only where asked (e != x2).
-__aicore__ inline void GeluTanhDenominator(const LocalTensor<float>& q, const LocalTensor<float>& e, const LocalTensor<float>& x2,
-                                           const LocalTensor<float>& x, uint32_t n) {
-    Mul(x2, x, x, n);
+// q = 1 + e, e = exp(-w) (file comment; e is scratch): -w = x * (-kGeluTanhScale - kGeluTanhScale kGeluCubic x^2) is
+// ±inf once x^2 overflows, where x / q is exact.
+__aicore__ inline void GeluTanhDenominator(const LocalTensor<float>& q, const LocalTensor<float>& e, const LocalTensor<float>& x, uint32_t n) {
+    Mul(e, x, x, n);
     PipeBarrier<PIPE_V>();
-    Muls(e, x2, -kGeluTanhScale * kGeluCubic, n);
+    Muls(e, e, -kGeluTanhScale * kGeluCubic, n);
     PipeBarrier<PIPE_V>();
     Adds(e, e, -kGeluTanhScale, n);
     PipeBarrier<PIPE_V>();
@@ -149,7 +148,7 @@ struct GeluMath {
     __aicore__ static inline void Compute(const LocalTensor<float> (&out)[1], const LocalTensor<float> (&in)[1], const LocalTensor<float> (&tmp)[3],
                                           uint32_t n, const AirfuseActTilingData& t) {
         if (t.approximate == 0) {
-            GeluTanhDenominator(tmp[0], tmp[1], tmp[1], in[0], n);
+            GeluTanhDenominator(tmp[0], tmp[1], in[0], n);
             Div(out[0], in[0], tmp[0], n);
             return;
         }
@@ -168,29 +167,40 @@ struct GeluGradMath {
         const LocalTensor<float>& dy = in[0];
         const LocalTensor<float>& x = in[1];
         if (t.approximate == 0) {
-            // (1 + x w' e / q) / q on x clamped (file comment); x itself is the clamped copy.
-            const LocalTensor<float>& q = tmp[0];
+            // (1 + x w' e / q) / q on x clamped (file comment); x itself is the clamped copy. e and x w' are
+            // built side by side (one barrier per pair of ops); x2 becomes q once both have used it.
+            const LocalTensor<float>& x2 = tmp[0];
             const LocalTensor<float>& e = tmp[1];
-            const LocalTensor<float>& x2 = tmp[2];
+            const LocalTensor<float>& w = tmp[2];
             Maxs(x, x, -kGeluGradClamp, n);
             PipeBarrier<PIPE_V>();
             Mins(x, x, kGeluGradClamp, n);
             PipeBarrier<PIPE_V>();
-            GeluTanhDenominator(q, e, x2, x, n);
+            Mul(x2, x, x, n);
+            PipeBarrier<PIPE_V>();
+            Muls(e, x2, -kGeluTanhScale * kGeluCubic, n);
+            Muls(w, x2, kGeluTanhScale * 3.0f * kGeluCubic, n);
+            PipeBarrier<PIPE_V>();
+            Adds(e, e, -kGeluTanhScale, n);
+            Adds(w, w, kGeluTanhScale, n);  // w'
+            PipeBarrier<PIPE_V>();
+            Mul(e, e, x, n);  // -w
+            Mul(w, w, x, n);  // x w'
+            PipeBarrier<PIPE_V>();
+            Exp(e, e, n);
+            PipeBarrier<PIPE_V>();
+            const LocalTensor<float>& q = x2;
+            Adds(q, e, 1.0f, n);
+            PipeBarrier<PIPE_V>();
             Div(e, e, q, n);  // 1 - sigmoid(w)
-            Muls(x2, x2, kGeluTanhScale * 3.0f * kGeluCubic, n);
             PipeBarrier<PIPE_V>();
-            Adds(x2, x2, kGeluTanhScale, n);  // w'
+            Mul(w, w, e, n);
             PipeBarrier<PIPE_V>();
-            Mul(x2, x2, x, n);
+            Adds(w, w, 1.0f, n);
             PipeBarrier<PIPE_V>();
-            Mul(x2, x2, e, n);
+            Div(w, w, q, n);
             PipeBarrier<PIPE_V>();
-            Adds(x2, x2, 1.0f, n);
-            PipeBarrier<PIPE_V>();
-            Div(x2, x2, q, n);
-            PipeBarrier<PIPE_V>();
-            Mul(out[0], x2, dy, n);
+            Mul(out[0], w, dy, n);
             return;
         }
         NormalCdf(tmp[0], x, tmp[1], tmp[2], n);
