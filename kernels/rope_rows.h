@@ -174,25 +174,18 @@ private:
         cosTile_ = LoadTable(cosQue_, cosGm_, t, rows);
         sinTile_ = LoadTable(sinQue_, sinGm_, t, rows);
         uint32_t span = rows * tableStride_;
+        PipeBarrier<PIPE_V>();  // the previous rows are done with cosF_, sinF_ and rot_
+        // Gather reads its source whole: backward, sin goes through sinF_, written whole once (BuildOffsets).
         if constexpr (kIsFloat<C>) {
             cos_ = cosTile_;
-        } else {
-            cos_ = AsFloat(cosTile_, cosF_.Get<float>(), span);
-        }
-        if constexpr (kBackward) {
-            // Gather reads its source whole: sin goes through sinF_, written whole once (BuildOffsets).
-            if constexpr (kIsFloat<C>) {
-                Muls(sinF_.Get<float>(), sinTile_, 1.0f, span);
-            } else {
-                Cast(sinF_.Get<float>(), sinTile_, RoundMode::CAST_NONE, span);
-            }
-            PipeBarrier<PIPE_V>();
-            sin_ = sinF_.Get<float>();
-        } else if constexpr (kIsFloat<C>) {
             sin_ = sinTile_;
+            if constexpr (kBackward) Muls(sinF_.Get<float>(), sinTile_, 1.0f, span);
         } else {
-            sin_ = AsFloat(sinTile_, sinF_.Get<float>(), span);
+            Cast(cos_ = cosF_.Get<float>(), cosTile_, RoundMode::CAST_NONE, span);
+            Cast(sin_ = sinF_.Get<float>(), sinTile_, RoundMode::CAST_NONE, span);
         }
+        if constexpr (kBackward) sin_ = sinF_.Get<float>();
+        PipeBarrier<PIPE_V>();
         SignSin(rows);
     }
 
@@ -249,8 +242,9 @@ private:
             Rows(x[r * t_.rowStride], y[r * t_.rowStride], cos_[table], sin_[table], n - r < batchRows_ ? n - r : batchRows_);
         }
         xQue_.FreeTensor(x);
+        // No barrier here: the next step's first op writes only ext_, last read before this step's
+        // later barriers, and that op's own barrier orders the rest (LoadTables starts with one).
         yQue_.EnQue(y);
-        PipeBarrier<PIPE_V>();  // the next step overwrites ext_, rot_ and acc_ (after the store is released)
         y = yQue_.DeQue<T>();
         StoreRows(y, row, step, n);
         yQue_.FreeTensor(y);

@@ -49,7 +49,7 @@ inline Result Act(const ChipInfo& chip, const char* op, const AirfuseActBuffers&
     if (natural) cores = 1;  // a forced block_dim leaves the other cores idle
     // Queued inputs and outputs in the row dtype, float copies of them for half/bf16, float temporaries.
     uint64_t queued = uint64_t(bufs.inputs + bufs.outputs) * s;
-    uint64_t floats = (s == 4 ? 0 : uint64_t(bufs.inputs + bufs.outputs) * 4) + uint64_t(bufs.temps) * 4;
+    uint64_t floats = (s == 4 ? 0 : uint64_t(bufs.inputs + (bufs.resultsInTemps ? 0 : bufs.outputs)) * 4) + uint64_t(bufs.temps) * 4;
     uint32_t buf = chip.ubBytes / (2 * queued + floats) >= kActAlign ? 2 : 1;
     uint64_t tile = chip.ubBytes / (buf * queued + floats) / kActAlign * kActAlign;
     // A last unit under one block would put 310P's window into the unit before it (maybe another core's).

@@ -8,7 +8,7 @@
 
 namespace airfuse::tiling {
 
-inline constexpr uint64_t kRopeSteps = 8;
+inline constexpr uint64_t kRopeSteps = 4;
 
 namespace detail {
 
