@@ -154,8 +154,7 @@ private:
             Muls(signs[have * d], signs, 1.0f, int32_t(more * d));
             PipeBarrier<PIPE_V>();
         }
-        Cast(whole, side, RoundMode::CAST_RINT, span);
-        PipeBarrier<PIPE_V>();
+        Cast(whole, side, RoundMode::CAST_RINT, span);  // read after LoadTables' barrier
     }
 
     // dst = floor(a / b), exact for the small integers here (IEEE division, then a floor Cast).
@@ -174,8 +173,7 @@ private:
         cosTile_ = LoadTable(cosQue_, cosGm_, t, rows);
         sinTile_ = LoadTable(sinQue_, sinGm_, t, rows);
         uint32_t span = rows * tableStride_;
-        PipeBarrier<PIPE_V>();  // the previous rows are done with cosF_, sinF_ and rot_
-        // Gather reads its source whole: backward, sin goes through sinF_, written whole once (BuildOffsets).
+        // The casts write cosF_ and sinF_, last read before a barrier of the previous rows. Gather reads its source whole: backward, sin goes through sinF_, written whole once (BuildOffsets).
         if constexpr (kIsFloat<C>) {
             cos_ = cosTile_;
             sin_ = sinTile_;
@@ -185,7 +183,7 @@ private:
             Cast(sin_ = sinF_.Get<float>(), sinTile_, RoundMode::CAST_NONE, span);
         }
         if constexpr (kBackward) sin_ = sinF_.Get<float>();
-        PipeBarrier<PIPE_V>();
+        PipeBarrier<PIPE_V>();  // also orders BuildOffsets' last writes before the first rows
         SignSin(rows);
     }
 
@@ -199,14 +197,15 @@ private:
             uint32_t n = ((rows - r < batch ? rows - r : batch) - 1) * t_.rowStride + t_.headDim;
             LocalTensor<float> sin = sin_[r * tableStride_];
             if constexpr (kBackward) {
+                if (r > 0) PipeBarrier<PIPE_V>();  // this row's Gather overwrites the scratch the last row's Mul read
                 Gather(scratch, sinF_.Get<float>(), offsets, r * tableStride_ * sizeof(float), n);
                 PipeBarrier<PIPE_V>();
                 Mul(sin, scratch, signs, n);
             } else {
                 Mul(sin, sin, signs, n);
             }
-            PipeBarrier<PIPE_V>();  // the rows read sin_ next (backward: and overwrite rot_)
         }
+        // The rows read sin_ (and backward overwrite rot_) after their first op's barrier.
     }
 
     __aicore__ inline LocalTensor<C> LoadTable(TQue<QuePosition::VECIN, 1>& que, const GlobalTensor<C>& gm, uint64_t t, uint32_t rows) {
