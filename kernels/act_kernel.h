@@ -20,11 +20,13 @@ struct ActOperand {
 };
 
 // Each Math provides kBuffers (act_tiling.h) and
-//   Compute(out[], in[], tmp[], n, tiling): float32 tiles of n elements; may overwrite in[] and tmp[].
+//   Compute(out[], in[], tmp[], n, tiling): float32 tiles of n elements; may overwrite in[] and tmp[];
+//   with resultsInTemps, out[i] may be tmp[temps - outputs + i] (written last).
 template <typename T, class Math> class ActKernel {
     static constexpr uint32_t kIn = Math::kBuffers.inputs;
     static constexpr uint32_t kOut = Math::kBuffers.outputs;
     static constexpr uint32_t kTmp = Math::kBuffers.temps;
+    static constexpr bool kResultsInTemps = Math::kBuffers.resultsInTemps != 0;
 
 public:
     __aicore__ inline void Init(const ActOperand (&ins)[kIn], const ActOperand (&outs)[kOut], const AirfuseActTilingData& t) {
@@ -41,7 +43,8 @@ public:
         for (uint32_t i = 0; i < kOut; ++i) pipe_.InitBuffer(outQue_[i], t.bufferNum, t.tileElems * sizeof(T));
         if constexpr (!kIsFloat<T>) {
             for (uint32_t i = 0; i < kIn; ++i) pipe_.InitBuffer(inF_[i], t.tileElems * sizeof(float));
-            for (uint32_t i = 0; i < kOut; ++i) pipe_.InitBuffer(outF_[i], t.tileElems * sizeof(float));
+            if constexpr (!kResultsInTemps)
+                for (uint32_t i = 0; i < kOut; ++i) pipe_.InitBuffer(outF_[i], t.tileElems * sizeof(float));
         }
         for (uint32_t i = 0; i < kTmp; ++i) pipe_.InitBuffer(tmp_[i], t.tileElems * sizeof(float));
     }
@@ -95,7 +98,7 @@ private:
             for (uint32_t i = 0; i < kOut; ++i) outF[i] = out[i];
         } else {
             for (uint32_t i = 0; i < kIn; ++i) Cast(inF[i] = inF_[i].template Get<float>(), in[i], RoundMode::CAST_NONE, n);
-            for (uint32_t i = 0; i < kOut; ++i) outF[i] = outF_[i].template Get<float>();
+            for (uint32_t i = 0; i < kOut; ++i) outF[i] = kResultsInTemps ? tmp[kTmp - kOut + i] : outF_[i].template Get<float>();
             PipeBarrier<PIPE_V>();
         }
         Math::Compute(outF, inF, tmp, n, t_);
@@ -103,9 +106,12 @@ private:
             PipeBarrier<PIPE_V>();
             for (uint32_t i = 0; i < kOut; ++i) FromFloat(out[i], outF[i], n);
         }
-        PipeBarrier<PIPE_V>();  // the next tile's first vector ops overwrite this tile's temporaries
         for (uint32_t i = 0; i < kIn; ++i) inQue_[i].FreeTensor(in[i]);
         for (uint32_t i = 0; i < kOut; ++i) outQue_[i].EnQue(out[i]);
+        // The next tile's first vector ops overwrite this tile's temporaries. Half/bf16 tiles need no
+        // barrier here: their first ops are the input casts, which write only the float input tiles
+        // (last read before the barrier above), and the barrier after those casts orders the rest.
+        if constexpr (kIsFloat<T>) PipeBarrier<PIPE_V>();
     }
 
     __aicore__ inline void CopyOut(uint64_t row, uint64_t col, uint32_t n) {

@@ -1,7 +1,11 @@
 // float32 math of the activation kernels (kernels/act_kernel.h), in vector ops only. Each form avoids
 // exp overflow and inf * 0 over the whole float range:
 //   sigmoid(a) = exp(min(a, 0)) / (1 + exp(-|a|))   (both exps in (0, 1])
-//   gelu tanh:  x * sigmoid(2u), 2u = 2*sqrt(2/pi) * x * (1 + 0.044715 x^2)   (= 0.5 x (1 + tanh u))
+//   gelu tanh:  x / (1 + e), e = exp(-w), w = 2u = 2*sqrt(2/pi) * x * (1 + 0.044715 x^2)
+//               (= x * sigmoid(w) = 0.5 x (1 + tanh u); the form ops-nn's Gelu documents): e = inf
+//               and x = -0 once w < -88; its gradient Phi + x Phi' = (1 + x w' e / (1 + e)) / (1 + e),
+//               w' = 2*sqrt(2/pi) (1 + 3 * 0.044715 x^2), on x clamped to +-10 (beyond, the gradient
+//               is 1 or under 3e-36 in float32, and e / (1 + e) stays finite).
 //   gelu erf:   x * Phi(x), Phi(x) = h + step(x) * (1 - 2h), h = 0.5 * erfc(|x| / sqrt 2), step(x) = 1 for
 //               x > 0 (clamped x * 2^126: exactly 0 or 1 except for subnormal x, where 1 - 2h is 0),
 //               so Phi keeps its relative accuracy in the negative tail.
@@ -70,17 +74,22 @@ struct SiluMulGradMath {
 inline constexpr float kGeluTanhScale = 1.5957691216057308f;  // 2 * sqrt(2/pi): 0.5 * (1 + tanh(u)) = sigmoid(2u)
 inline constexpr float kGeluCubic = 0.044715f;
 
-// w = 2u = kGeluTanhScale * x * (1 + kGeluCubic * x^2); ±inf once x^2 overflows, where sigmoid is exact.
-__aicore__ inline void GeluTanhArgument(const LocalTensor<float>& w, const LocalTensor<float>& x, uint32_t n) {
-    Mul(w, x, x, n);
+inline constexpr float kGeluGradClamp = 10.0f;
+
+// q = 1 + e, e = exp(-w) (file comment; e is scratch): -w = x * (-kGeluTanhScale - kGeluTanhScale kGeluCubic x^2) is
+// ±inf once x^2 overflows, where x / q is exact.
+__aicore__ inline void GeluTanhDenominator(const LocalTensor<float>& q, const LocalTensor<float>& e, const LocalTensor<float>& x, uint32_t n) {
+    Mul(e, x, x, n);
     PipeBarrier<PIPE_V>();
-    Muls(w, w, kGeluCubic, n);
+    Muls(e, e, -kGeluTanhScale * kGeluCubic, n);
     PipeBarrier<PIPE_V>();
-    Adds(w, w, 1.0f, n);
+    Adds(e, e, -kGeluTanhScale, n);
     PipeBarrier<PIPE_V>();
-    Mul(w, w, x, n);
+    Mul(e, e, x, n);
     PipeBarrier<PIPE_V>();
-    Muls(w, w, kGeluTanhScale, n);
+    Exp(e, e, n);
+    PipeBarrier<PIPE_V>();
+    Adds(q, e, 1.0f, n);
     PipeBarrier<PIPE_V>();
 }
 
@@ -139,16 +148,15 @@ struct GeluMath {
     __aicore__ static inline void Compute(const LocalTensor<float> (&out)[1], const LocalTensor<float> (&in)[1], const LocalTensor<float> (&tmp)[3],
                                           uint32_t n, const AirfuseActTilingData& t) {
         if (t.approximate == 0) {
-            GeluTanhArgument(tmp[2], in[0], n);
-            Sigmoid(tmp[0], tmp[2], tmp[1], n);
-        } else {
-            NormalCdf(tmp[0], in[0], tmp[1], tmp[2], n);
+            GeluTanhDenominator(tmp[0], tmp[1], in[0], n);
+            Div(out[0], in[0], tmp[0], n);
+            return;
         }
+        NormalCdf(tmp[0], in[0], tmp[1], tmp[2], n);
         Mul(out[0], tmp[0], in[0], n);
     }
 };
 
-inline constexpr float kGeluClamp = 1.0e6f;  // beyond it the density term is exactly 0 in float32 (it underflows at |x| ~ 11)
 inline constexpr float kInvSqrt2Pi = 0.3989422804014327f;
 
 // (dy, x) -> dx = dy * (Phi(x) + x * Phi'(x)).
@@ -159,42 +167,53 @@ struct GeluGradMath {
         const LocalTensor<float>& dy = in[0];
         const LocalTensor<float>& x = in[1];
         if (t.approximate == 0) {
-            // Phi' = sigmoid(w) * (1 - sigmoid(w)) * w', w' = 2 sqrt(2/pi) (1 + 3 * 0.044715 x^2), with x clamped in
-            // x * w' so that it stays finite where sigmoid(w) * (1 - sigmoid(w)) is 0. x itself is scratch here.
-            GeluTanhArgument(tmp[2], x, n);
-            Sigmoid(tmp[0], tmp[2], tmp[1], n);
-            Maxs(tmp[1], x, -kGeluClamp, n);
-            Muls(tmp[2], tmp[0], -1.0f, n);
+            // (1 + x w' e / q) / q on x clamped (file comment); x itself is the clamped copy. e and x w' are
+            // built side by side (one barrier per pair of ops); x2 becomes q once both have used it.
+            const LocalTensor<float>& x2 = tmp[0];
+            const LocalTensor<float>& e = tmp[1];
+            const LocalTensor<float>& w = tmp[2];
+            Maxs(x, x, -kGeluGradClamp, n);
             PipeBarrier<PIPE_V>();
-            Mins(tmp[1], tmp[1], kGeluClamp, n);
-            Adds(tmp[2], tmp[2], 1.0f, n);
+            Mins(x, x, kGeluGradClamp, n);
             PipeBarrier<PIPE_V>();
-            Mul(tmp[2], tmp[2], tmp[0], n);  // sigmoid(w) * (1 - sigmoid(w))
-            Mul(x, tmp[1], tmp[1], n);
+            Mul(x2, x, x, n);
             PipeBarrier<PIPE_V>();
-            Muls(x, x, 3.0f * kGeluCubic, n);
+            Muls(e, x2, -kGeluTanhScale * kGeluCubic, n);
+            Muls(w, x2, kGeluTanhScale * 3.0f * kGeluCubic, n);
             PipeBarrier<PIPE_V>();
-            Adds(x, x, 1.0f, n);
+            Adds(e, e, -kGeluTanhScale, n);
+            Adds(w, w, kGeluTanhScale, n);  // w'
             PipeBarrier<PIPE_V>();
-            Muls(x, x, kGeluTanhScale, n);
+            Mul(e, e, x, n);  // -w
+            Mul(w, w, x, n);  // x w'
             PipeBarrier<PIPE_V>();
-            Mul(x, x, tmp[1], n);  // x * w'
+            Exp(e, e, n);
             PipeBarrier<PIPE_V>();
-            Mul(tmp[1], x, tmp[2], n);
+            const LocalTensor<float>& q = x2;
+            Adds(q, e, 1.0f, n);
             PipeBarrier<PIPE_V>();
-        } else {
-            NormalCdf(tmp[0], x, tmp[1], tmp[2], n);
-            Mul(tmp[1], x, x, n);
+            Div(e, e, q, n);  // 1 - sigmoid(w)
             PipeBarrier<PIPE_V>();
-            Muls(tmp[1], tmp[1], -0.5f, n);
+            Mul(w, w, e, n);
             PipeBarrier<PIPE_V>();
-            Exp(tmp[1], tmp[1], n);
+            Adds(w, w, 1.0f, n);
             PipeBarrier<PIPE_V>();
-            Muls(tmp[1], tmp[1], kInvSqrt2Pi, n);
+            Div(w, w, q, n);
             PipeBarrier<PIPE_V>();
-            Mul(tmp[1], tmp[1], x, n);
-            PipeBarrier<PIPE_V>();
+            Mul(out[0], w, dy, n);
+            return;
         }
+        NormalCdf(tmp[0], x, tmp[1], tmp[2], n);
+        Mul(tmp[1], x, x, n);
+        PipeBarrier<PIPE_V>();
+        Muls(tmp[1], tmp[1], -0.5f, n);
+        PipeBarrier<PIPE_V>();
+        Exp(tmp[1], tmp[1], n);
+        PipeBarrier<PIPE_V>();
+        Muls(tmp[1], tmp[1], kInvSqrt2Pi, n);
+        PipeBarrier<PIPE_V>();
+        Mul(tmp[1], tmp[1], x, n);
+        PipeBarrier<PIPE_V>();
         Add(tmp[0], tmp[0], tmp[1], n);
         PipeBarrier<PIPE_V>();
         Mul(out[0], tmp[0], dy, n);

@@ -24,13 +24,16 @@ struct AirfuseActTilingData {
 };
 
 // UB tiles each kernel needs per element: queued inputs and outputs (in the row dtype) and float32
-// temporaries (besides the float copies of half/bf16 inputs and outputs).
+// temporaries (besides the float copies of half/bf16 inputs and outputs). With resultsInTemps the
+// float results of half/bf16 rows are the last `outputs` temporaries (the math leaves them free by
+// then), not tiles of their own: longer tiles in the same UB.
 struct AirfuseActBuffers {
     uint32_t inputs;
     uint32_t outputs;
     uint32_t temps;
+    uint32_t resultsInTemps;
 };
-inline constexpr AirfuseActBuffers kSiluMulBuffers{2, 1, 2};
-inline constexpr AirfuseActBuffers kSiluMulGradBuffers{3, 2, 3};
-inline constexpr AirfuseActBuffers kGeluBuffers{1, 1, 3};
-inline constexpr AirfuseActBuffers kGeluGradBuffers{2, 1, 3};
+inline constexpr AirfuseActBuffers kSiluMulBuffers{2, 1, 2, 1};
+inline constexpr AirfuseActBuffers kSiluMulGradBuffers{3, 2, 3, 0};
+inline constexpr AirfuseActBuffers kGeluBuffers{1, 1, 3, 1};
+inline constexpr AirfuseActBuffers kGeluGradBuffers{2, 1, 3, 1};

@@ -63,11 +63,11 @@ private:
             Add(xf, xf, yf, n);
             PipeBarrier<PIPE_V>();
             FromFloat(z, xf, n);
-            PipeBarrier<PIPE_V>();  // the next tile's Cast overwrites wx_
         }
         xQue_.FreeTensor(x);
         yQue_.FreeTensor(y);
-        zQue_.EnQue(z);
+        zQue_.EnQue(z);  // before the barrier: the store need not wait for it
+        if constexpr (!kIsFloat<T>) PipeBarrier<PIPE_V>();  // the next tile's Cast overwrites wx_
     }
 
     __aicore__ inline void CopyOut(uint64_t off, uint32_t n) {

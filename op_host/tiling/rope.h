@@ -7,6 +7,9 @@
 #include "rope_tiling.h"
 
 namespace airfuse::tiling {
+
+inline constexpr uint64_t kRopeSteps = 4;
+
 namespace detail {
 
 // x's row dims collapsed against cos's (kernels/rope_tiling.h): size-1 dims of x dropped,
@@ -84,6 +87,7 @@ inline Result Rope(const char* op, const ChipInfo& chip, const std::vector<int64
     uint64_t items = out->tableRows * out->groupRows;
     if (items == 0) return {o + ": x must not be empty"};
     bool shared = out->groupRows > 1;  // several x rows per table row: tables load one row at a time
+    bool backward = o == "AirfuseRopeGrad";
     Result res;
     // A core that starts inside a group reloads that group's slice: keep it under 1/25 of its rows.
     res.blockDim = BlockDimForRows(items, chip.vectorCores, shared ? 2ull * d * tc : 0, 2ull * d * s);
@@ -92,11 +96,14 @@ inline Result Rope(const char* op, const ChipInfo& chip, const std::vector<int64
     uint64_t n = RoundUp(d, 32 / s), nt = RoundUp(d, 32 / tc);
     auto bytes = [&](uint32_t buf, uint64_t rpl) {
         uint64_t rt = shared ? 1 : rpl;
-        uint64_t b = 2 * buf * RoundUp(rpl * n * s, 32) + 2 * buf * RoundUp(rt * nt * tc, 32) + RoundUp(2 * n * 4, 32) + 3 * RoundUp(n * 4, 32);
-        if (tc != 4) b += 2 * RoundUp(rt * nt * 4, 32);
+        // x and y queues, cos and sin queues, ext_/rot_/acc_/offsets_/signs_, cosF_ and sinF_ when used.
+        uint64_t b = 2 * buf * RoundUp(rpl * n * s, 32) + 2 * buf * RoundUp(rt * nt * tc, 32) + 5 * RoundUp(rpl * n * 4, 32);
+        b += (uint64_t(tc != 4) + uint64_t(tc != 4 || backward)) * RoundUp(rt * nt * 4, 32);
         return b;
     };
-    uint64_t maxRows = CeilDiv(items, rowCores);
+    // kRopeSteps steps per core, so that loads overlap compute and stores: a step's rows go through
+    // each vector op together, so shorter steps cost only their ops' latency and barriers.
+    uint64_t maxRows = CeilDiv(CeilDiv(items, rowCores), kRopeSteps);
     if (maxRows > kMaxBlockCount) maxRows = kMaxBlockCount;
     for (uint32_t buf = 2; buf >= 1 && out->bufferNum == 0; --buf) {
         if (bytes(buf, 1) > chip.ubBytes) continue;
