@@ -6,6 +6,7 @@
 #include "vec_io.h"
 
 namespace airfuse::cpu {
+inline namespace CPU_CAPABILITY {
 namespace {
 
 template <class M>
@@ -28,28 +29,6 @@ std::array<Vec<M>, 2> silu_mul_grad_math(const std::array<Vec<M>, 3>& in) {
   return {dy * b * s * (one + a * (one - s)), dy * a * s};
 }
 
-at::Tensor silu_mul(const at::Tensor& a_in, const at::Tensor& b_in) {
-  const at::Tensor a = a_in.contiguous(), b = b_in.contiguous();
-  at::Tensor y = at::empty(a.sizes(), a.options());
-  with_dtype(a.scalar_type(), [&](auto t) {
-    using T = decltype(t);
-    elementwise<T, 2, 1>(1, a.numel(), {a.const_data_ptr<T>(), b.const_data_ptr<T>()}, {0, 0}, {y.mutable_data_ptr<T>()}, {0},
-                         silu_mul_math<Math<T>>);
-  });
-  return y;
-}
-
-std::tuple<at::Tensor, at::Tensor> silu_mul_backward(const at::Tensor& dy_in, const at::Tensor& a_in, const at::Tensor& b_in) {
-  const at::Tensor dy = dy_in.contiguous(), a = a_in.contiguous(), b = b_in.contiguous();
-  at::Tensor da = at::empty(a.sizes(), a.options()), db = at::empty(b.sizes(), b.options());
-  with_dtype(a.scalar_type(), [&](auto t) {
-    using T = decltype(t);
-    elementwise<T, 3, 2>(1, a.numel(), {dy.const_data_ptr<T>(), a.const_data_ptr<T>(), b.const_data_ptr<T>()}, {0, 0, 0},
-                         {da.mutable_data_ptr<T>(), db.mutable_data_ptr<T>()}, {0, 0}, silu_mul_grad_math<Math<T>>);
-  });
-  return std::make_tuple(da, db);
-}
-
 // x (contiguous) seen as [outer, 2, half]: the gate and up halves along dim are each `half` apart.
 struct Halves {
   int64_t outer, half;
@@ -60,34 +39,6 @@ Halves halves(const at::Tensor& x, int64_t dim) {
   int64_t outer = 1;
   for (int64_t i = 0; i < dim; ++i) outer *= x.size(i);
   return {outer, x.numel() / outer / 2};
-}
-
-at::Tensor swiglu(const at::Tensor& x_in, int64_t dim) {
-  const at::Tensor x = x_in.contiguous();
-  const auto [outer, half] = halves(x, dim);
-  std::vector<int64_t> shape = x.sizes().vec();
-  shape[c10::maybe_wrap_dim(dim, x.dim())] /= 2;
-  at::Tensor y = at::empty(shape, x.options());
-  with_dtype(x.scalar_type(), [&](auto t) {
-    using T = decltype(t);
-    const T* xp = x.const_data_ptr<T>();
-    elementwise<T, 2, 1>(outer, half, {xp, xp + half}, {2 * half, 2 * half}, {y.mutable_data_ptr<T>()}, {half}, silu_mul_math<Math<T>>);
-  });
-  return y;
-}
-
-at::Tensor swiglu_backward(const at::Tensor& dy_in, const at::Tensor& x_in, int64_t dim) {
-  const at::Tensor dy = dy_in.contiguous(), x = x_in.contiguous();
-  const auto [outer, half] = halves(x, dim);
-  at::Tensor dx = at::empty(x.sizes(), x.options());
-  with_dtype(x.scalar_type(), [&](auto t) {
-    using T = decltype(t);
-    const T* xp = x.const_data_ptr<T>();
-    T* dxp = dx.mutable_data_ptr<T>();
-    elementwise<T, 3, 2>(outer, half, {dy.const_data_ptr<T>(), xp, xp + half}, {half, 2 * half, 2 * half}, {dxp, dxp + half},
-                         {2 * half, 2 * half}, silu_mul_grad_math<Math<T>>);
-  });
-  return dx;
 }
 
 // GELU's constants, rounded to M as the Python math's scalars are when they meet a tensor.
@@ -125,6 +76,58 @@ bool is_tanh(c10::string_view approximate) {
   return approximate == "tanh";
 }
 
+}  // namespace
+
+at::Tensor silu_mul(const at::Tensor& a_in, const at::Tensor& b_in) {
+  const at::Tensor a = a_in.contiguous(), b = b_in.contiguous();
+  at::Tensor y = at::empty(a.sizes(), a.options());
+  with_dtype(a.scalar_type(), [&](auto t) {
+    using T = decltype(t);
+    elementwise<T, 2, 1>(1, a.numel(), {a.const_data_ptr<T>(), b.const_data_ptr<T>()}, {0, 0}, {y.mutable_data_ptr<T>()}, {0},
+                         silu_mul_math<Math<T>>);
+  });
+  return y;
+}
+
+std::tuple<at::Tensor, at::Tensor> silu_mul_backward(const at::Tensor& dy_in, const at::Tensor& a_in, const at::Tensor& b_in) {
+  const at::Tensor dy = dy_in.contiguous(), a = a_in.contiguous(), b = b_in.contiguous();
+  at::Tensor da = at::empty(a.sizes(), a.options()), db = at::empty(b.sizes(), b.options());
+  with_dtype(a.scalar_type(), [&](auto t) {
+    using T = decltype(t);
+    elementwise<T, 3, 2>(1, a.numel(), {dy.const_data_ptr<T>(), a.const_data_ptr<T>(), b.const_data_ptr<T>()}, {0, 0, 0},
+                         {da.mutable_data_ptr<T>(), db.mutable_data_ptr<T>()}, {0, 0}, silu_mul_grad_math<Math<T>>);
+  });
+  return std::make_tuple(da, db);
+}
+
+at::Tensor swiglu(const at::Tensor& x_in, int64_t dim) {
+  const at::Tensor x = x_in.contiguous();
+  const auto [outer, half] = halves(x, dim);
+  std::vector<int64_t> shape = x.sizes().vec();
+  shape[c10::maybe_wrap_dim(dim, x.dim())] /= 2;
+  at::Tensor y = at::empty(shape, x.options());
+  with_dtype(x.scalar_type(), [&](auto t) {
+    using T = decltype(t);
+    const T* xp = x.const_data_ptr<T>();
+    elementwise<T, 2, 1>(outer, half, {xp, xp + half}, {2 * half, 2 * half}, {y.mutable_data_ptr<T>()}, {half}, silu_mul_math<Math<T>>);
+  });
+  return y;
+}
+
+at::Tensor swiglu_backward(const at::Tensor& dy_in, const at::Tensor& x_in, int64_t dim) {
+  const at::Tensor dy = dy_in.contiguous(), x = x_in.contiguous();
+  const auto [outer, half] = halves(x, dim);
+  at::Tensor dx = at::empty(x.sizes(), x.options());
+  with_dtype(x.scalar_type(), [&](auto t) {
+    using T = decltype(t);
+    const T* xp = x.const_data_ptr<T>();
+    T* dxp = dx.mutable_data_ptr<T>();
+    elementwise<T, 3, 2>(outer, half, {dy.const_data_ptr<T>(), xp, xp + half}, {half, 2 * half, 2 * half}, {dxp, dxp + half},
+                         {2 * half, 2 * half}, silu_mul_grad_math<Math<T>>);
+  });
+  return dx;
+}
+
 at::Tensor gelu(const at::Tensor& x_in, c10::string_view approximate) {
   const at::Tensor x = x_in.contiguous();
   const bool tanh = is_tanh(approximate);
@@ -153,15 +156,5 @@ at::Tensor gelu_backward(const at::Tensor& dy_in, const at::Tensor& x_in, c10::s
   return dx;
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(airfuse_cpu, CPU, m) {
-  m.impl("silu_mul", &silu_mul);
-  m.impl("silu_mul_backward", &silu_mul_backward);
-  m.impl("swiglu", &swiglu);
-  m.impl("swiglu_backward", &swiglu_backward);
-  m.impl("gelu", &gelu);
-  m.impl("gelu_backward", &gelu_backward);
-}
-
+}  // namespace CPU_CAPABILITY
 }  // namespace airfuse::cpu

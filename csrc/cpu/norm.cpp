@@ -4,6 +4,7 @@
 #include "vec_io.h"
 
 namespace airfuse::cpu {
+inline namespace CPU_CAPABILITY {
 namespace {
 
 // Sum over a row of term(i, n), the vector of elements [i, i + n). Four independent accumulators
@@ -45,6 +46,8 @@ template <class M>
 at::ScalarType scalar_type_of() {
   return c10::CppTypeToScalarType<M>::value;
 }
+
+}  // namespace
 
 std::tuple<at::Tensor, at::Tensor> rms_norm(const at::Tensor& x_in, const at::Tensor& gamma_in, double epsilon) {
   const at::Tensor x = x_in.contiguous(), gamma = gamma_in.contiguous();
@@ -148,13 +151,5 @@ at::Tensor add(const at::Tensor& x_in, const at::Tensor& y_in) {
   return z;
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(airfuse_cpu, CPU, m) {
-  m.impl("rms_norm", &rms_norm);
-  m.impl("rms_norm_backward", &rms_norm_backward);
-  m.impl("add_rms_norm", &add_rms_norm);
-  m.impl("add", &add);
-}
-
+}  // namespace CPU_CAPABILITY
 }  // namespace airfuse::cpu

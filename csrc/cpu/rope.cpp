@@ -4,6 +4,7 @@
 #include "vec_io.h"
 
 namespace airfuse::cpu {
+inline namespace CPU_CAPABILITY {
 namespace {
 
 // Where row r of a [rows, d] tensor of shape `shape` finds its table row: the tables' strides with
@@ -93,9 +94,13 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(airfuse_cpu, CPU, m) {
-  m.impl("rope", &rope_kernel<false>);
-  m.impl("rope_backward", &rope_kernel<true>);
+at::Tensor rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, c10::string_view mode) {
+  return rope_kernel<false>(x, cos, sin, mode);
 }
 
+at::Tensor rope_backward(const at::Tensor& dy, const at::Tensor& cos, const at::Tensor& sin, c10::string_view mode) {
+  return rope_kernel<true>(dy, cos, sin, mode);
+}
+
+}  // namespace CPU_CAPABILITY
 }  // namespace airfuse::cpu

@@ -6,6 +6,9 @@
 // replaced did (airfuse/ops/*.py keeps that math as *_reference). Partial vectors at the end of a
 // row go through the same vector code via a padded buffer, so an element's result never depends on
 // where it falls in a row (swiglu and silu_mul agree bit for bit, whatever the split).
+//
+// Compiled once per instruction-set variant (kernels.h): everything here lives in the variant's
+// namespace, CPU_CAPABILITY, as at::vec does, so the variants' copies never merge at link time.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -17,7 +20,10 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "kernels.h"
+
 namespace airfuse::cpu {
+inline namespace CPU_CAPABILITY {
 
 // The dtype a kernel computes in for storage dtype T.
 template <class T>
@@ -57,6 +63,11 @@ inline void store(T* p, const Vec<M>& v, int64_t n = kWidth<M>) {
       _mm_storeu_si128(reinterpret_cast<__m128i*>(p), at::vec::cvtfp32_bf16(__m256(v)));
     } else if constexpr (std::is_same_v<T, at::Half>) {
       _mm_storeu_si128(reinterpret_cast<__m128i*>(p), at::vec::cvtfp32_fp16(__m256(v)));
+#elif defined(CPU_CAPABILITY_AVX512)
+    } else if constexpr (std::is_same_v<T, at::BFloat16>) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), at::vec::cvtfp32_bf16(__m512(v)));
+    } else if constexpr (std::is_same_v<T, at::Half>) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), at::vec::cvtfp32_fp16(__m512(v)));
 #endif
     } else {
       at::vec::convert_from_float<T>(v, v).store(p, kWidth<M>);
@@ -117,9 +128,6 @@ inline auto with_same_or_math(at::ScalarType dtype, const F& f) {
   return f(Math<T>{});
 }
 
-}  // namespace airfuse::cpu
-
-namespace airfuse::cpu {
 
 // An elementwise kernel over rows x length elements: input k of row r starts at in[k] + r * in_row[k]
 // (likewise outputs), so one driver serves flat tensors (1 row) and the halves of swiglu's x.
@@ -138,4 +146,5 @@ void elementwise(int64_t rows, int64_t length, std::array<const T*, NI> in, std:
   });
 }
 
+}  // namespace CPU_CAPABILITY
 }  // namespace airfuse::cpu
