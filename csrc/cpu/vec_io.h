@@ -37,7 +37,7 @@ constexpr int64_t kWidth = Vec<M>::size();
 
 // n (<= kWidth) elements of p as a vector of M; the rest of the lanes are 0.
 template <class M, class T>
-inline Vec<M> load(const T* p, int64_t n = kWidth<M>) {
+C10_ALWAYS_INLINE Vec<M> load(const T* p, int64_t n = kWidth<M>) {
   if (n == kWidth<M>) {
     if constexpr (std::is_same_v<T, M>) {
       return Vec<M>::loadu(p);
@@ -54,7 +54,7 @@ inline Vec<M> load(const T* p, int64_t n = kWidth<M>) {
 
 // The first n lanes of v, rounded once to T (round to nearest even, as torch's .to()).
 template <class T, class M>
-inline void store(T* p, const Vec<M>& v, int64_t n = kWidth<M>) {
+C10_ALWAYS_INLINE void store(T* p, const Vec<M>& v, int64_t n = kWidth<M>) {
   if (n == kWidth<M>) {
     if constexpr (std::is_same_v<T, M>) {
       v.store(p);
@@ -81,7 +81,7 @@ inline void store(T* p, const Vec<M>& v, int64_t n = kWidth<M>) {
 
 // Calls body(start, count) for the vectors of [0, n): full ones, then a partial one.
 template <class M, class Body>
-inline void for_each_vector(int64_t n, const Body& body) {
+C10_ALWAYS_INLINE void for_each_vector(int64_t n, const Body& body) {
   int64_t i = 0;
   for (; i + kWidth<M> <= n; i += kWidth<M>) body(i, kWidth<M>);
   if (i < n) body(i, n - i);
