@@ -35,7 +35,7 @@ template <class T, class C, bool kBackward, class M = Math<T>>
 void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y) {
   if (half) {
     const int64_t h = d / 2;
-    for_each_vector<M>(h, [&](int64_t i, int64_t n) {
+    for_each_vector<M>(h, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
       const Vec<M> x1 = load<M>(x + i, n), x2 = load<M>(x + h + i, n);
       const Vec<M> c1 = load<M>(cos + i, n), c2 = load<M>(cos + h + i, n);
       const Vec<M> s1 = load<M>(sin + i, n), s2 = load<M>(sin + h + i, n);

@@ -15,6 +15,7 @@
 #include <ATen/Parallel.h>
 #include <ATen/cpu/vec/functional.h>
 #include <ATen/cpu/vec/vec.h>
+#include <c10/util/Unroll.h>
 #include <torch/library.h>
 
 #include <algorithm>
@@ -79,7 +80,9 @@ C10_ALWAYS_INLINE void store(T* p, const Vec<M>& v, int64_t n = kWidth<M>) {
   for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(buffer[i]);
 }
 
-// Calls body(start, count) for the vectors of [0, n): full ones, then a partial one.
+// Calls body(start, count) for the vectors of [0, n): full ones, then a partial one. Mark bodies
+// C10_ALWAYS_INLINE_ATTRIBUTE: called from two places, GCC would keep them out of line, a call
+// per vector with its vectors passed through memory.
 template <class M, class Body>
 C10_ALWAYS_INLINE void for_each_vector(int64_t n, const Body& body) {
   int64_t i = 0;
@@ -137,11 +140,17 @@ void elementwise(int64_t rows, int64_t length, std::array<const T*, NI> in, std:
                  std::array<T*, NO> out, std::array<int64_t, NO> out_row, const F& f) {
   using M = Math<T>;
   parallel_segments(rows, length, [&](int64_t row, int64_t begin, int64_t end) {
-    for_each_vector<M>(end - begin, [&](int64_t i, int64_t n) {
+    std::array<const T*, NI> src;
+    std::array<T*, NO> dst;
+    for (size_t k = 0; k < NI; ++k) src[k] = in[k] + row * in_row[k] + begin;
+    for (size_t k = 0; k < NO; ++k) dst[k] = out[k] + row * out_row[k] + begin;
+    // Forced inline (with the inputs and outputs unrolled) so that the full vectors' loop has a
+    // constant n and keeps everything in registers.
+    for_each_vector<M>(end - begin, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
       std::array<Vec<M>, NI> args;
-      for (size_t k = 0; k < NI; ++k) args[k] = load<M>(in[k] + row * in_row[k] + begin + i, n);
+      c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { args[k] = load<M>(src[k] + i, n); });
       const std::array<Vec<M>, NO> results = f(args);
-      for (size_t k = 0; k < NO; ++k) store<T>(out[k] + row * out_row[k] + begin + i, results[k], n);
+      c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { store<T>(dst[k] + i, results[k], n); });
     });
   });
 }
