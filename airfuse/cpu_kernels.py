@@ -6,8 +6,13 @@ CPU dispatch of ``torch.ops.airfuse_cpu.<op>`` (same schema, defined in Python f
 definition). The library is loaded when airfuse is imported; if it is missing, importing still
 works (the set-up imports airfuse before it builds anything) and every airfuse CPU kernel raises
 an error saying how to build it.
+
+The library holds the kernels compiled for several instruction sets (DEFAULT, AVX2, AVX512, as
+ATen names them) and uses the one matching ATen's own choice (``torch.backends.cpu.get_cpu_capability()``,
+which ``ATEN_CPU_CAPABILITY`` lowers); ``use_capability`` switches for a while (tests, benchmarks).
 """
 
+import contextlib
 from pathlib import Path
 
 import torch
@@ -32,6 +37,33 @@ def load():
     if LIBRARY.exists() and not _loaded:
         torch.ops.load_library(str(LIBRARY))
         _loaded = True
+
+
+def _native_control(name):
+    if not _loaded:
+        raise RuntimeError(f"airfuse CPU kernels: {name}: the library ({LIBRARY}) is not built; run `make setup twin`")
+    return getattr(getattr(torch.ops, NAMESPACE), name)
+
+
+def capability() -> str:
+    """The instruction-set variant the CPU kernels run: DEFAULT, AVX2 or AVX512."""
+    return _native_control("capability")()
+
+
+def capabilities() -> list[str]:
+    """The variants this build has that this CPU can run, lowest first."""
+    return list(_native_control("capabilities")())
+
+
+@contextlib.contextmanager
+def use_capability(name: str):
+    """Run the CPU kernels' ``name`` variant inside the block (an error if this build or CPU lacks it)."""
+    previous = capability()
+    _native_control("set_capability")(name)
+    try:
+        yield
+    finally:
+        _native_control("set_capability")(previous)
 
 
 def checked_kernel(op: OpDefinition, check):

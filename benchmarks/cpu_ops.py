@@ -14,7 +14,13 @@ the airfuse kernel must read or write once. Ratios are airfuse time / other time
 faster). The last line is worst_vs_inductor=<x>: the largest airfuse / inductor ratio over every
 row with >= 128 tokens. add has no backward kernel (its gradient is dz twice), so no add bwd row.
 
-    .venv/bin/python benchmarks/cpu_ops.py [--quick] [--threads N]
+    .venv/bin/python benchmarks/cpu_ops.py [--quick] [--threads N] [--ops a,b] [--clock wall|cpu] [--variant V] [--dtypes d,e]
+
+--clock cpu times with the process's CPU clock instead of the wall clock: on a loaded, shared
+machine it leaves out the time the process waits for a core (it counts every thread's time, so it
+suits --threads 1 only). airfuse's CPU kernels run their default instruction-set variant (the
+header line names it; ATEN_CPU_CAPABILITY=avx2 lowers it, and ATen's and inductor's with it;
+--variant AVX2 lowers airfuse's alone).
 """
 
 import argparse
@@ -31,11 +37,13 @@ from transformers.activations import NewGELUActivation
 from transformers.models.llama.modeling_llama import LlamaRMSNorm, rotate_half
 
 import airfuse  # noqa: F401  (registers torch.ops.airfuse.*)
+from airfuse import cpu_kernels
 
 EPS = 1e-6
 HIDDEN, MLP = 4096, 11008
 HEADS, HEAD_DIM = HIDDEN // 128, 128
 ops = torch.ops.airfuse
+clock = time.perf_counter  # main() may switch it to time.process_time
 
 
 def _hf_rms_norm(x, gamma):
@@ -131,10 +139,10 @@ def _mark_tokens_dynamic(inputs):
 
 def _timed_forward(fn, inputs, calls):
     with torch.no_grad():
-        start = time.perf_counter()
+        start = clock()
         for _ in range(calls):
             fn(**inputs)
-        return (time.perf_counter() - start) / calls
+        return (clock() - start) / calls
 
 
 def _timed_backward(fn, inputs, grads, differentiable, calls):
@@ -142,9 +150,9 @@ def _timed_backward(fn, inputs, grads, differentiable, calls):
     total = 0.0
     for _ in range(calls):
         out = as_tuple(fn(**inputs))
-        start = time.perf_counter()
+        start = clock()
         torch.autograd.grad(out, leaves, grads[: len(out)])
-        total += time.perf_counter() - start
+        total += clock() - start
     return total / calls
 
 
@@ -194,10 +202,10 @@ def _measure_with_clone(candidates, run, largest, rounds, target_s):
 
     def run_any(fn, calls):
         if fn is clone:
-            start = time.perf_counter()
+            start = clock()
             for _ in range(calls):
                 largest.detach().clone()
-            return (time.perf_counter() - start) / calls
+            return (clock() - start) / calls
         return run(fn, calls)
 
     return measure(both, run_any, rounds, target_s)
@@ -207,14 +215,25 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="tokens 1, 128, 2048 only and 3 rounds")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: the machine is shared)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall", help="wall clock, or the process CPU clock (with --threads 1)")
+    parser.add_argument("--variant", help="airfuse CPU kernel variant (DEFAULT, AVX2, AVX512; default: ATen's choice)")
+    parser.add_argument("--dtypes", default="float32,bfloat16", help="comma-separated subset of dtypes")
     parser.add_argument("--ops", default=",".join(b.name for b in BENCHES), help="comma-separated subset of ops")
     args = parser.parse_args()
+    with cpu_kernels.use_capability(args.variant or cpu_kernels.capability()):
+        run(args)
+
+
+def run(args):
     torch.set_num_threads(args.threads)
+    global clock  # noqa: PLW0603  (the timing helpers read it)
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     torch._dynamo.config.recompile_limit = 64
     tokens_list = (1, 128, 2048) if args.quick else (1, 128, 2048, 8192)
     rounds, target_s = (3, 0.02) if args.quick else (5, 0.05)
     wanted = args.ops.split(",")
-    print(f"threads={torch.get_num_threads()} rounds={rounds} tokens={tokens_list} torch={torch.__version__}")
+    print(f"threads={torch.get_num_threads()} rounds={rounds} tokens={tokens_list} torch={torch.__version__} clock={args.clock} "
+          f"airfuse_cpu={cpu_kernels.capability()} aten_cpu={torch.backends.cpu.get_cpu_capability()}")
     header = f"{'op':<13}{'dir':<4}{'dtype':<9}{'tokens':>6} {'airfuse_us':>11} {'/hf':>6} {'/F':>6} {'/ind':>6} {'GB/s':>7} {'clone_GB/s':>10} {'of_clone':>8}"
     print(header)
     worst = 0.0
@@ -222,7 +241,7 @@ def main():
         if bench.name not in wanted:
             continue
         for direction in ("fwd", "bwd") if bench.differentiable else ("fwd",):
-            for dtype in (torch.float32, torch.bfloat16):
+            for dtype in (getattr(torch, name) for name in args.dtypes.split(",")):
                 compiled = torch.compile(bench.hf)
                 for tokens, moved, largest, t in bench_rows(bench, direction, dtype, tokens_list, compiled, rounds, target_s):
                     ratio = lambda other: f"{t['airfuse'] / t[other]:6.2f}" if other in t else f"{'-':>6}"  # noqa: E731

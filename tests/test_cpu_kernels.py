@@ -1,9 +1,14 @@
 """The fused C++ CPU kernels (csrc/cpu) behind every torch.ops.airfuse.* op: numerics against the
-float64 reference for every op and dtype combination, on odd row lengths (not multiples of the
-vector width) and non-contiguous inputs; opcheck on non-contiguous inputs; the same error message
-from the eager kernel and the fake impl for the same bad input; the error when the library is missing."""
+float64 reference for every op and dtype combination, in every instruction-set variant this CPU
+runs, on odd row lengths (not multiples of any vector width) and non-contiguous inputs; which
+variant runs by default and how one is forced; opcheck on non-contiguous inputs; the same error
+message from the eager kernel and the fake impl for the same bad input; the error when the
+library is missing."""
 
 import importlib
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -83,9 +88,16 @@ def _variants(op, inputs):
         yield {"dy": _tensor([2, 3, x.shape[-1]], x.dtype), "x": x, "dim": 1} if "dy" in inputs else {"x": x, "dim": 1}
 
 
+@pytest.mark.parametrize("capability", cpu_kernels.capabilities())
 @pytest.mark.parametrize("op_name", sorted(ALL_OPS))
-def test_every_dtype_combination_matches_the_float64_reference(op_name):
-    op = ALL_OPS[op_name]
+def test_every_dtype_combination_matches_the_float64_reference(op_name, capability):
+    with cpu_kernels.use_capability(capability):
+        assert cpu_kernels.capability() == capability
+        _check_against_reference(ALL_OPS[op_name])
+
+
+def _check_against_reference(op):
+    op_name = op.name
     for combo in op.combos(reference=True):
         for shape in SHAPES:
             for inputs in _variants(op, _inputs(op, combo, shape)):
@@ -97,6 +109,25 @@ def test_every_dtype_combination_matches_the_float64_reference(op_name):
                         torch.testing.assert_close(
                             got.double(), want, **TOLERANCES[got.dtype], msg=lambda m: f"{op_name} {combo} {shape} {layout} {name}: {m}"
                         )
+
+
+def test_the_default_variant_is_atens_choice_and_aten_cpu_capability_lowers_it():
+    assert cpu_kernels.capabilities()[0] == "DEFAULT"
+    aten = torch.backends.cpu.get_cpu_capability()
+    # On x86-64 this build has DEFAULT, AVX2 and AVX512: ATen's choice is one of them when this CPU runs it.
+    assert cpu_kernels.capability() == (aten if aten in cpu_kernels.capabilities() else cpu_kernels.capabilities()[-1])
+    lowered = cpu_kernels.capabilities()[max(0, len(cpu_kernels.capabilities()) - 2)]
+    script = "import airfuse.cpu_kernels as k, torch; print(torch.backends.cpu.get_cpu_capability(), k.capability())"
+    env = {**os.environ, "ATEN_CPU_CAPABILITY": lowered.lower()}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out == [lowered, lowered]
+
+
+def test_an_unknown_variant_is_refused_with_the_ones_built():
+    with pytest.raises(RuntimeError, match=r"set_capability: no variant named 'SSE9' in this build \(DEFAULT"):
+        with cpu_kernels.use_capability("SSE9"):
+            pass
+    assert cpu_kernels.capability() in cpu_kernels.capabilities()
 
 
 @pytest.mark.parametrize("op_name", sorted(ALL_OPS))

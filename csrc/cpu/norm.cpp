@@ -4,6 +4,7 @@
 #include "vec_io.h"
 
 namespace airfuse::cpu {
+inline namespace CPU_CAPABILITY {
 namespace {
 
 // Sum over a row of term(i, n), the vector of elements [i, i + n). Four independent accumulators
@@ -15,9 +16,9 @@ M row_sum(int64_t d, const auto& term) {
   Vec<M> acc[4] = {Vec<M>(M(0)), Vec<M>(M(0)), Vec<M>(M(0)), Vec<M>(M(0))};
   int64_t i = 0;
   for (; i + 4 * w <= d; i += 4 * w) {
-    for (int k = 0; k < 4; ++k) acc[k] = acc[k] + term(i + k * w, w);
+    c10::ForcedUnroll<4>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { acc[k] = acc[k] + term(i + k * w, w); });
   }
-  for_each_vector<M>(d - i, [&](int64_t j, int64_t n) { acc[0] = acc[0] + term(i + j, n); });
+  for_each_vector<M>(d - i, [&](int64_t j, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE { acc[0] = acc[0] + term(i + j, n); });
   const Vec<M> total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
   return at::vec::vec_reduce_all<M>([](const Vec<M>& a, const Vec<M>& b) { return a + b; }, total);
 }
@@ -25,14 +26,16 @@ M row_sum(int64_t d, const auto& term) {
 // One row of rms_norm: y = x * rstd * gamma with rstd = 1 / sqrt(mean(x^2) + epsilon).
 template <class T, class G, class M = Math<T>>
 void rms_norm_row(const T* x, const G* gamma, int64_t d, M epsilon, T* y, M* rstd) {
-  const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) {
+  const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
     const Vec<M> v = load<M>(x + i, n);
     return v * v;
   });
   const M r = M(1) / std::sqrt(sum / static_cast<M>(d) + epsilon);
   *rstd = r;
   const Vec<M> rv(r);
-  for_each_vector<M>(d, [&](int64_t i, int64_t n) { store<T>(y + i, load<M>(x + i, n) * rv * load<M>(gamma + i, n), n); });
+  for_each_vector<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+    store<T>(y + i, load<M>(x + i, n) * rv * load<M>(gamma + i, n), n);
+  });
 }
 
 std::vector<int64_t> statistic_shape(const at::Tensor& x) {
@@ -45,6 +48,8 @@ template <class M>
 at::ScalarType scalar_type_of() {
   return c10::CppTypeToScalarType<M>::value;
 }
+
+}  // namespace
 
 std::tuple<at::Tensor, at::Tensor> rms_norm(const at::Tensor& x_in, const at::Tensor& gamma_in, double epsilon) {
   const at::Tensor x = x_in.contiguous(), gamma = gamma_in.contiguous();
@@ -86,7 +91,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x1
       at::parallel_for(0, rows, grain_in_rows(d), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t o = r * d;
-          for_each_vector<M>(d, [&](int64_t i, int64_t n) { store<T>(xp + o + i, load<M>(ap + o + i, n) + load<M>(bp + o + i, n), n); });
+          for_each_vector<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+            store<T>(xp + o + i, load<M>(ap + o + i, n) + load<M>(bp + o + i, n), n);
+          });
           // From the rounded sum, as rms_norm(add(x1, x2)) would: the fused op agrees with it bit for bit.
           rms_norm_row(xp + o, gp, d, static_cast<M>(epsilon), yp + o, rp + r);
         }
@@ -120,11 +127,11 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_backward(const at::Tensor& dy_in, co
         for (int64_t r = begin; r < end; ++r) {
           const T *dyr = dyp + r * d, *xr = xp + r * d;
           const Vec<M> rv(rp[r]);
-          const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) {
+          const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
             return load<M>(dyr + i, n) * load<M>(gp + i, n) * (load<M>(xr + i, n) * rv);
           });
           const Vec<M> mean(sum / static_cast<M>(d));
-          for_each_vector<M>(d, [&](int64_t i, int64_t n) {
+          for_each_vector<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
             const Vec<M> dyv = load<M>(dyr + i, n), xhat = load<M>(xr + i, n) * rv;
             const Vec<M> dxhat = dyv * load<M>(gp + i, n);
             store<T>(dxp + r * d + i, rv * (dxhat - xhat * mean), n);
@@ -148,13 +155,5 @@ at::Tensor add(const at::Tensor& x_in, const at::Tensor& y_in) {
   return z;
 }
 
-}  // namespace
-
-TORCH_LIBRARY_IMPL(airfuse_cpu, CPU, m) {
-  m.impl("rms_norm", &rms_norm);
-  m.impl("rms_norm_backward", &rms_norm_backward);
-  m.impl("add_rms_norm", &add_rms_norm);
-  m.impl("add", &add);
-}
-
+}  // namespace CPU_CAPABILITY
 }  // namespace airfuse::cpu

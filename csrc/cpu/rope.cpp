@@ -4,6 +4,7 @@
 #include "vec_io.h"
 
 namespace airfuse::cpu {
+inline namespace CPU_CAPABILITY {
 namespace {
 
 // Where row r of a [rows, d] tensor of shape `shape` finds its table row: the tables' strides with
@@ -34,7 +35,7 @@ template <class T, class C, bool kBackward, class M = Math<T>>
 void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y) {
   if (half) {
     const int64_t h = d / 2;
-    for_each_vector<M>(h, [&](int64_t i, int64_t n) {
+    for_each_vector<M>(h, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
       const Vec<M> x1 = load<M>(x + i, n), x2 = load<M>(x + h + i, n);
       const Vec<M> c1 = load<M>(cos + i, n), c2 = load<M>(cos + h + i, n);
       const Vec<M> s1 = load<M>(sin + i, n), s2 = load<M>(sin + h + i, n);
@@ -93,9 +94,13 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(airfuse_cpu, CPU, m) {
-  m.impl("rope", &rope_kernel<false>);
-  m.impl("rope_backward", &rope_kernel<true>);
+at::Tensor rope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin, c10::string_view mode) {
+  return rope_kernel<false>(x, cos, sin, mode);
 }
 
+at::Tensor rope_backward(const at::Tensor& dy, const at::Tensor& cos, const at::Tensor& sin, c10::string_view mode) {
+  return rope_kernel<true>(dy, cos, sin, mode);
+}
+
+}  // namespace CPU_CAPABILITY
 }  // namespace airfuse::cpu

@@ -6,18 +6,25 @@
 // replaced did (airfuse/ops/*.py keeps that math as *_reference). Partial vectors at the end of a
 // row go through the same vector code via a padded buffer, so an element's result never depends on
 // where it falls in a row (swiglu and silu_mul agree bit for bit, whatever the split).
+//
+// Compiled once per instruction-set variant (kernels.h): everything here lives in the variant's
+// namespace, CPU_CAPABILITY, as at::vec does, so the variants' copies never merge at link time.
 #pragma once
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/cpu/vec/functional.h>
 #include <ATen/cpu/vec/vec.h>
+#include <c10/util/Unroll.h>
 #include <torch/library.h>
 
 #include <algorithm>
 #include <type_traits>
 
+#include "kernels.h"
+
 namespace airfuse::cpu {
+inline namespace CPU_CAPABILITY {
 
 // The dtype a kernel computes in for storage dtype T.
 template <class T>
@@ -31,7 +38,7 @@ constexpr int64_t kWidth = Vec<M>::size();
 
 // n (<= kWidth) elements of p as a vector of M; the rest of the lanes are 0.
 template <class M, class T>
-inline Vec<M> load(const T* p, int64_t n = kWidth<M>) {
+C10_ALWAYS_INLINE Vec<M> load(const T* p, int64_t n = kWidth<M>) {
   if (n == kWidth<M>) {
     if constexpr (std::is_same_v<T, M>) {
       return Vec<M>::loadu(p);
@@ -48,7 +55,7 @@ inline Vec<M> load(const T* p, int64_t n = kWidth<M>) {
 
 // The first n lanes of v, rounded once to T (round to nearest even, as torch's .to()).
 template <class T, class M>
-inline void store(T* p, const Vec<M>& v, int64_t n = kWidth<M>) {
+C10_ALWAYS_INLINE void store(T* p, const Vec<M>& v, int64_t n = kWidth<M>) {
   if (n == kWidth<M>) {
     if constexpr (std::is_same_v<T, M>) {
       v.store(p);
@@ -57,6 +64,11 @@ inline void store(T* p, const Vec<M>& v, int64_t n = kWidth<M>) {
       _mm_storeu_si128(reinterpret_cast<__m128i*>(p), at::vec::cvtfp32_bf16(__m256(v)));
     } else if constexpr (std::is_same_v<T, at::Half>) {
       _mm_storeu_si128(reinterpret_cast<__m128i*>(p), at::vec::cvtfp32_fp16(__m256(v)));
+#elif defined(CPU_CAPABILITY_AVX512)
+    } else if constexpr (std::is_same_v<T, at::BFloat16>) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), at::vec::cvtfp32_bf16(__m512(v)));
+    } else if constexpr (std::is_same_v<T, at::Half>) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), at::vec::cvtfp32_fp16(__m512(v)));
 #endif
     } else {
       at::vec::convert_from_float<T>(v, v).store(p, kWidth<M>);
@@ -68,9 +80,11 @@ inline void store(T* p, const Vec<M>& v, int64_t n = kWidth<M>) {
   for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(buffer[i]);
 }
 
-// Calls body(start, count) for the vectors of [0, n): full ones, then a partial one.
+// Calls body(start, count) for the vectors of [0, n): full ones, then a partial one. Mark bodies
+// C10_ALWAYS_INLINE_ATTRIBUTE: called from two places, GCC would keep them out of line, a call
+// per vector with its vectors passed through memory.
 template <class M, class Body>
-inline void for_each_vector(int64_t n, const Body& body) {
+C10_ALWAYS_INLINE void for_each_vector(int64_t n, const Body& body) {
   int64_t i = 0;
   for (; i + kWidth<M> <= n; i += kWidth<M>) body(i, kWidth<M>);
   if (i < n) body(i, n - i);
@@ -117,9 +131,6 @@ inline auto with_same_or_math(at::ScalarType dtype, const F& f) {
   return f(Math<T>{});
 }
 
-}  // namespace airfuse::cpu
-
-namespace airfuse::cpu {
 
 // An elementwise kernel over rows x length elements: input k of row r starts at in[k] + r * in_row[k]
 // (likewise outputs), so one driver serves flat tensors (1 row) and the halves of swiglu's x.
@@ -129,13 +140,20 @@ void elementwise(int64_t rows, int64_t length, std::array<const T*, NI> in, std:
                  std::array<T*, NO> out, std::array<int64_t, NO> out_row, const F& f) {
   using M = Math<T>;
   parallel_segments(rows, length, [&](int64_t row, int64_t begin, int64_t end) {
-    for_each_vector<M>(end - begin, [&](int64_t i, int64_t n) {
+    std::array<const T*, NI> src;
+    std::array<T*, NO> dst;
+    for (size_t k = 0; k < NI; ++k) src[k] = in[k] + row * in_row[k] + begin;
+    for (size_t k = 0; k < NO; ++k) dst[k] = out[k] + row * out_row[k] + begin;
+    // Forced inline (with the inputs and outputs unrolled) so that the full vectors' loop has a
+    // constant n and keeps everything in registers.
+    for_each_vector<M>(end - begin, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
       std::array<Vec<M>, NI> args;
-      for (size_t k = 0; k < NI; ++k) args[k] = load<M>(in[k] + row * in_row[k] + begin + i, n);
+      c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { args[k] = load<M>(src[k] + i, n); });
       const std::array<Vec<M>, NO> results = f(args);
-      for (size_t k = 0; k < NO; ++k) store<T>(out[k] + row * out_row[k] + begin + i, results[k], n);
+      c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { store<T>(dst[k] + i, results[k], n); });
     });
   });
 }
 
+}  // namespace CPU_CAPABILITY
 }  // namespace airfuse::cpu

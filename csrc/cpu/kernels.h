@@ -1,0 +1,54 @@
+// The kernels of csrc/cpu, as every instruction-set variant provides them. norm.cpp, act.cpp and
+// rope.cpp are compiled once per variant (kernels.cmake), each time with CPU_CAPABILITY set to the
+// variant's name (DEFAULT, AVX2, AVX512, as ATen names them), which puts their functions, and
+// at::vec's, in a namespace of that name; dispatch.cpp registers one wrapper per kernel that calls
+// the variant chosen at run time.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <c10/util/string_view.h>
+
+#include <tuple>
+
+namespace airfuse::cpu {
+
+using Tensor = at::Tensor;
+using Tensors2 = std::tuple<at::Tensor, at::Tensor>;
+using Tensors3 = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
+
+// X(name, result, parameters, arguments) for every kernel; name is its torch.ops.airfuse_cpu name.
+#define AIRFUSE_CPU_KERNELS(X)                                                                                           \
+  X(rms_norm, Tensors2, (const Tensor& x, const Tensor& gamma, double epsilon), (x, gamma, epsilon))                     \
+  X(rms_norm_backward, Tensors2, (const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma),           \
+    (dy, x, rstd, gamma))                                                                                                \
+  X(add_rms_norm, Tensors3, (const Tensor& x1, const Tensor& x2, const Tensor& gamma, double epsilon),                   \
+    (x1, x2, gamma, epsilon))                                                                                            \
+  X(add, Tensor, (const Tensor& x, const Tensor& y), (x, y))                                                             \
+  X(silu_mul, Tensor, (const Tensor& a, const Tensor& b), (a, b))                                                        \
+  X(silu_mul_backward, Tensors2, (const Tensor& dy, const Tensor& a, const Tensor& b), (dy, a, b))                       \
+  X(swiglu, Tensor, (const Tensor& x, int64_t dim), (x, dim))                                                            \
+  X(swiglu_backward, Tensor, (const Tensor& dy, const Tensor& x, int64_t dim), (dy, x, dim))                             \
+  X(gelu, Tensor, (const Tensor& x, c10::string_view approximate), (x, approximate))                                     \
+  X(gelu_backward, Tensor, (const Tensor& dy, const Tensor& x, c10::string_view approximate), (dy, x, approximate))      \
+  X(rope, Tensor, (const Tensor& x, const Tensor& cos, const Tensor& sin, c10::string_view mode), (x, cos, sin, mode))    \
+  X(rope_backward, Tensor, (const Tensor& dy, const Tensor& cos, const Tensor& sin, c10::string_view mode),              \
+    (dy, cos, sin, mode))
+
+// One variant's kernels.
+struct Kernels {
+#define AIRFUSE_CPU_KERNEL_POINTER(name, result, parameters, arguments) result(*name) parameters;
+  AIRFUSE_CPU_KERNELS(AIRFUSE_CPU_KERNEL_POINTER)
+#undef AIRFUSE_CPU_KERNEL_POINTER
+};
+
+#ifdef CPU_CAPABILITY
+// In a variant's build: its kernels (defined in norm.cpp, act.cpp, rope.cpp) and their table (table.cpp).
+inline namespace CPU_CAPABILITY {
+#define AIRFUSE_CPU_KERNEL_DECLARATION(name, result, parameters, arguments) result name parameters;
+AIRFUSE_CPU_KERNELS(AIRFUSE_CPU_KERNEL_DECLARATION)
+#undef AIRFUSE_CPU_KERNEL_DECLARATION
+extern const Kernels kernels;
+}  // namespace CPU_CAPABILITY
+#endif
+
+}  // namespace airfuse::cpu
