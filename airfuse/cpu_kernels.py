@@ -19,6 +19,7 @@ LIBRARY = Path(__file__).resolve().parent.parent / "build" / "libairfuse_cpu.so"
 
 _LIB = torch.library.Library(NAMESPACE, "DEF")
 _loaded = False
+_KERNELS = {}  # op name -> its CPU kernel (checked_kernel's), for callers already below the dispatcher
 
 
 def define(op: OpDefinition):
@@ -51,4 +52,19 @@ def checked_kernel(op: OpDefinition, check):
         return native(*args)
 
     kernel.__name__ = f"{op.name}_cpu"
+    kernel.check = check
+    _KERNELS[op.name] = kernel
     return kernel
+
+
+def cpu_kernel(op: OpDefinition):
+    """What ``torch.ops.airfuse.<op>`` runs on CPU tensors below Autograd, without the dispatch
+    into Python that reaches it: ``kernel.check(*inputs, *attrs)`` is the op's input checks, and
+    ``native_kernel(op)`` the C++ kernel they guard (the offline GE executor calls them directly)."""
+    return _KERNELS[op.name]
+
+
+def native_kernel(op: OpDefinition):
+    """The fused C++ kernel of ``op`` (``torch.ops.airfuse_cpu.<op>``), or None when the library
+    is not built (then ``cpu_kernel(op)`` raises the error saying how to build it)."""
+    return getattr(getattr(torch.ops, NAMESPACE), op.name).default if _loaded else None

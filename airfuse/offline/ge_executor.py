@@ -18,10 +18,12 @@ against the node's descriptor.
 """
 
 import collections
+import functools
 import math
 
 import torch
 
+from airfuse import cpu_kernels
 from airfuse.ge_dtypes import TORCH_DTYPE_OF_GE_NAME, ge_dtype_to_torch
 from airfuse.opdef import DYNAMIC, IR_PREFIX
 from airfuse.ops import OPS_BY_IR_TYPE
@@ -158,16 +160,47 @@ _KIND_OF_TYPE = {bool: "b", int: "i", float: "f"}
 
 
 def _airfuse_op(node, op_def):
-    """An op function that runs ``torch.ops.airfuse.<name>`` with the node's attrs, read (and
-    checked against the IR) once, here."""
+    """An op function that runs ``torch.ops.airfuse.<name>``'s CPU kernel with the node's attrs,
+    read (and checked against the IR) once, here. Its ``plan`` (see _planned_call) calls the C++
+    kernel alone when the input checks could be run once, at compile()."""
     readers = {"Float": Node.float, "Int": Node.int, "Bool": Node.bool, "Str": Node.str, "ListInt": Node.ints}
-    attrs = [readers[a.ge_type](node, a.name) for a in op_def.attrs]
+    attrs = tuple(readers[a.ge_type](node, a.name) for a in op_def.attrs)
     node.refuse_unread()
-    op = getattr(torch.ops.airfuse, op_def.name).default
+    # The executor runs below Autograd on CPU tensors, where torch.ops.airfuse.<name> dispatches
+    # to this kernel: calling it directly saves the dispatch into Python.
+    kernel = cpu_kernels.cpu_kernel(op_def)
 
     def run(node, *inputs):
-        outputs = op(*inputs, *attrs)
-        return tuple(outputs) if isinstance(outputs, list) else outputs
+        return _as_tuple(kernel(*inputs, *attrs))
+
+    run.plan = lambda node, declared: _prechecked_airfuse_op(op_def, kernel, attrs, declared)
+    return run
+
+
+def _as_tuple(outputs):
+    return tuple(outputs) if isinstance(outputs, list) else outputs
+
+
+def _prechecked_airfuse_op(op_def, kernel, attrs, declared):
+    """When every input's dtype and shape is known before the run (``declared``: (dtype, dims) per
+    input, None for an unfed optional one), the op's input checks, which read only those, the
+    device and the attrs, run once here on meta tensors; a run then checks only that its inputs
+    are CPU tensors (else the checked kernel runs) and calls the C++ kernel. None when a check
+    fails here (the run raises it) or the kernels are not built."""
+    native = cpu_kernels.native_kernel(op_def)
+    if native is None:
+        return None
+    metas = [None if d is None else torch.empty(d[1], dtype=d[0], device="meta") for d in declared]
+    try:
+        kernel.check(*metas, *attrs)
+    except Exception:
+        return None
+
+    def run(*inputs):
+        for tensor in inputs:
+            if tensor is not None and not tensor.is_cpu:
+                return _as_tuple(kernel(*inputs, *attrs))
+        return _as_tuple(native(*inputs, *attrs))
 
     return run
 
@@ -187,6 +220,20 @@ def _op_function(node):
     if names != expected:
         raise GeExecutionError(f"{node.describe()}: inputs named {names}, but {op_def.ir_type}'s IR inputs are {expected}")
     return _airfuse_op(node, op_def), False
+
+
+def _attr_checked_call(node, function):
+    """``function`` bound to ``node``, refusing after each call any attr it did not read then."""
+    read, semantic = node.read, node.semantic
+
+    def call(*inputs):
+        read.clear()
+        out = function(node, *inputs)
+        if not semantic <= read:
+            node.refuse_unread()
+        return out
+
+    return call
 
 
 def _origin(node) -> str:
@@ -296,17 +343,48 @@ def _verify(node, tensor, check):
     raise GeExecutionError(f"{node.describe()}: output {index} has shape {list(tensor.shape)}, the graph declares {list(dims)}")
 
 
+def _exactly_declared(first, checks):
+    """The slots (first + output index) whose every value a run checks against a declared dtype
+    and exact shape, with those: (dtype, dims)."""
+    return {first + index: (dtype, dims) for index, dtype, dims, exact in checks if dtype is not None and exact}
+
+
 class _Step:
-    """One op node of the plan: its function, where its inputs are and its outputs go in the flat
-    list of values, whether a run checks the attrs it read, its output checks, and the slots whose
-    last reader it is (``dead``)."""
+    """One op node of the plan: what a run calls with its inputs, where those are and its outputs
+    go in the flat list of values, its output checks, and the slots whose last reader it is (``dead``)."""
 
-    __slots__ = ("node", "function", "slots", "first", "count", "check_attrs", "checks", "dead")
+    __slots__ = ("node", "call", "slots", "first", "count", "checks", "dead")
 
-    def __init__(self, node, function, check_attrs, slots, first):
-        self.node, self.function, self.check_attrs = node, function, check_attrs
-        self.slots, self.first, self.count = slots, first, len(node.op.output_desc)
+    def __init__(self, node, call, slots, first):
+        self.node, self.call, self.slots, self.first, self.count = node, call, slots, first, len(node.op.output_desc)
         self.checks = tuple(c for i, d in enumerate(node.op.output_desc) if (c := _output_check(node, i, d)))
+
+    def as_tuple(self):
+        """What a run reads of the step, unpacked at once (attribute reads cost per node)."""
+        return self.node, self.call, tuple(self.slots), self.first, self.first + self.count, self.checks, tuple(self.dead)
+
+
+def _call(node, function, check_attrs, consts, declared):
+    """What a run calls with the node's inputs. An op function with a ``plan`` attribute (see
+    ge_ops.planned) is offered the inputs known at compile(): ``consts`` (each input's Const
+    tensor, else None) and ``declared`` (each input's (dtype, dims) when every run's is known
+    exactly, else None); the function it returns is used when planning raised nothing and read
+    every attr of the node, so a run neither reads nor checks attrs. Otherwise (or when planning
+    fails: a run then raises the same error, naming the node) the function runs whole on every
+    run, with its attrs checked as read when the node has any."""
+    plan = getattr(function, "plan", None)
+    if plan is not None:
+        if check_attrs:
+            node.read.clear()
+        try:
+            call = plan(node, consts, declared)
+        except Exception:
+            call = None
+        if call is not None and not (check_attrs and not node.semantic <= node.read):
+            return call
+    if check_attrs:
+        return _attr_checked_call(node, function)
+    return functools.partial(function, node)
 
 
 class GeExecutor:
@@ -328,26 +406,36 @@ class GeExecutor:
         """Give every node output one slot in a flat list of values (slot 0 is an unfed optional
         input, None) and turn each node into what a run does with it."""
         template, first_slot, output_count = [None], {}, {}
+        declared = {}  # slot -> (dtype, dims) that every run's value has: checked where it is made
         self._datas, self._steps, self.consts = [], [], {}
         for node in self.nodes:
             if node.type == "NetOutput":
                 self._result_slots = self._slots(node, first_slot, output_count)
                 continue
-            first_slot[node.name] = len(template)
+            first = first_slot[node.name] = len(template)
             output_count[node.name] = 1 if node.type in ("Data", "Const") else len(node.op.output_desc)
             template.extend([None] * output_count[node.name])
             if node.type == "Const":
-                self.consts[node.name] = template[first_slot[node.name]] = _decode_const(node)
+                const = self.consts[node.name] = template[first] = _decode_const(node)
+                declared[first] = (const.dtype, tuple(const.shape))
             elif node.type == "Data":
                 desc = node.op.output_desc[0]
                 check = _output_check(node, 0, desc)
-                self._datas.append((node, node.int("index"), first_slot[node.name], len(desc.shape.dim) == 0, check))
+                scalar = len(desc.shape.dim) == 0
+                self._datas.append((node, node.int("index"), first, scalar, check))
+                if check and not scalar:
+                    declared.update(_exactly_declared(first, [check]))
             else:
                 function, check_attrs = functions[node.name]
                 slots = self._slots(node, first_slot, output_count)
-                self._steps.append(_Step(node, function, check_attrs, slots, first_slot[node.name]))
+                consts = [template[slot] if slot != _UNFED and template[slot] is not None else None for slot in slots]
+                call = _call(node, function, check_attrs, consts, [declared.get(slot) for slot in slots])
+                step = _Step(node, call, slots, first)
+                declared.update(_exactly_declared(first, step.checks))
+                self._steps.append(step)
         self._template = template
         self._free_after_last_use()
+        self._run_steps = tuple(step.as_tuple() for step in self._steps)
         self._const_storages = {t.untyped_storage().data_ptr() for t in self.consts.values()}
 
     def _free_after_last_use(self):
@@ -393,29 +481,29 @@ class GeExecutor:
         return self._finish([values[slot] for slot in self._result_slots], inputs, assigned_outputs, output_dtypes)
 
     def _evaluate(self, values, observe):
-        for step in self._steps:
-            node = step.node
-            args = [values[slot] for slot in step.slots]
-            if step.check_attrs:
-                node.read.clear()
-            try:
-                out = step.function(node, *args)
-            except GeExecutionError:
-                raise
-            except Exception as error:
-                raise GeExecutionError(f"{node.describe()}: {error}") from error
-            if step.check_attrs and not node.semantic <= node.read:
-                node.refuse_unread()
-            outputs = out if isinstance(out, tuple) else (out,)
-            if len(outputs) != step.count:
-                raise GeExecutionError(f"{node.describe()}: computed {len(outputs)} outputs, the node declares {step.count}")
-            values[step.first:step.first + step.count] = outputs
-            for check in step.checks:
-                _verify(node, outputs[check[0]], check)
-            if observe is not None:
-                observe(node, args, outputs)
-            for slot in step.dead:
-                values[slot] = None
+        node = None
+        try:
+            for node, call, slots, first, end, checks, dead in self._run_steps:
+                args = [values[slot] for slot in slots]
+                out = call(*args)
+                outputs = out if type(out) is tuple else (out,)
+                if len(outputs) != end - first:
+                    raise GeExecutionError(f"{node.describe()}: computed {len(outputs)} outputs, the node declares {end - first}")
+                values[first:end] = outputs
+                for check in checks:
+                    tensor = outputs[check[0]]
+                    # The common case (declared dtype and exact shape) in one comparison; _verify
+                    # decides the others and raises.
+                    if tensor.dtype is not check[1] or tensor.shape != check[2]:
+                        _verify(node, tensor, check)
+                if observe is not None:
+                    observe(node, args, outputs)
+                for slot in dead:
+                    values[slot] = None
+        except GeExecutionError:
+            raise
+        except Exception as error:
+            raise GeExecutionError(f"{node.describe()}: {error}") from error
 
     @staticmethod
     def _data(node, inputs, index, scalar, check):
