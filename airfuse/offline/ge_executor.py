@@ -161,8 +161,7 @@ _KIND_OF_TYPE = {bool: "b", int: "i", float: "f"}
 
 def _airfuse_op(node, op_def):
     """An op function that runs ``torch.ops.airfuse.<name>``'s CPU kernel with the node's attrs,
-    read (and checked against the IR) once, here. Its ``plan`` (see _planned_call) calls the C++
-    kernel alone when the input checks could be run once, at compile()."""
+    read (and checked against the IR) once, here."""
     readers = {"Float": Node.float, "Int": Node.int, "Bool": Node.bool, "Str": Node.str, "ListInt": Node.ints}
     attrs = tuple(readers[a.ge_type](node, a.name) for a in op_def.attrs)
     node.refuse_unread()
@@ -173,36 +172,11 @@ def _airfuse_op(node, op_def):
     def run(node, *inputs):
         return _as_tuple(kernel(*inputs, *attrs))
 
-    run.plan = lambda node, declared: _prechecked_airfuse_op(op_def, kernel, attrs, declared)
     return run
 
 
 def _as_tuple(outputs):
     return tuple(outputs) if isinstance(outputs, list) else outputs
-
-
-def _prechecked_airfuse_op(op_def, kernel, attrs, declared):
-    """When every input's dtype and shape is known before the run (``declared``: (dtype, dims) per
-    input, None for an unfed optional one), the op's input checks, which read only those, the
-    device and the attrs, run once here on meta tensors; a run then checks only that its inputs
-    are CPU tensors (else the checked kernel runs) and calls the C++ kernel. None when a check
-    fails here (the run raises it) or the kernels are not built."""
-    native = cpu_kernels.native_kernel(op_def)
-    if native is None:
-        return None
-    metas = [None if d is None else torch.empty(d[1], dtype=d[0], device="meta") for d in declared]
-    try:
-        kernel.check(*metas, *attrs)
-    except Exception:
-        return None
-
-    def run(*inputs):
-        for tensor in inputs:
-            if tensor is not None and not tensor.is_cpu:
-                return _as_tuple(kernel(*inputs, *attrs))
-        return _as_tuple(native(*inputs, *attrs))
-
-    return run
 
 
 def _op_function(node):
@@ -343,12 +317,6 @@ def _verify(node, tensor, check):
     raise GeExecutionError(f"{node.describe()}: output {index} has shape {list(tensor.shape)}, the graph declares {list(dims)}")
 
 
-def _exactly_declared(first, checks):
-    """The slots (first + output index) whose every value a run checks against a declared dtype
-    and exact shape, with those: (dtype, dims)."""
-    return {first + index: (dtype, dims) for index, dtype, dims, exact in checks if dtype is not None and exact}
-
-
 class _Step:
     """One op node of the plan: what a run calls with its inputs, where those are and its outputs
     go in the flat list of values, its output checks, and the slots whose last reader it is (``dead``)."""
@@ -364,11 +332,10 @@ class _Step:
         return self.node, self.call, tuple(self.slots), self.first, self.first + self.count, self.checks, tuple(self.dead)
 
 
-def _call(node, function, check_attrs, consts, declared):
+def _call(node, function, check_attrs, consts):
     """What a run calls with the node's inputs. An op function with a ``plan`` attribute (see
-    ge_ops.planned) is offered the inputs known at compile(): ``consts`` (each input's Const
-    tensor, else None) and ``declared`` (each input's (dtype, dims) when every run's is known
-    exactly, else None); the function it returns is used when planning raised nothing and read
+    ge_ops.planned) is offered the inputs known at compile(), ``consts`` (each input's Const
+    tensor, else None); the function it returns is used when planning raised nothing and read
     every attr of the node, so a run neither reads nor checks attrs. Otherwise (or when planning
     fails: a run then raises the same error, naming the node) the function runs whole on every
     run, with its attrs checked as read when the node has any."""
@@ -377,10 +344,10 @@ def _call(node, function, check_attrs, consts, declared):
         if check_attrs:
             node.read.clear()
         try:
-            call = plan(node, consts, declared)
+            call = plan(node, consts)
         except Exception:
             call = None
-        if call is not None and not (check_attrs and not node.semantic <= node.read):
+        if call is not None and (not check_attrs or node.semantic <= node.read):
             return call
     if check_attrs:
         return _attr_checked_call(node, function)
@@ -406,7 +373,6 @@ class GeExecutor:
         """Give every node output one slot in a flat list of values (slot 0 is an unfed optional
         input, None) and turn each node into what a run does with it."""
         template, first_slot, output_count = [None], {}, {}
-        declared = {}  # slot -> (dtype, dims) that every run's value has: checked where it is made
         self._datas, self._steps, self.consts = [], [], {}
         for node in self.nodes:
             if node.type == "NetOutput":
@@ -416,23 +382,16 @@ class GeExecutor:
             output_count[node.name] = 1 if node.type in ("Data", "Const") else len(node.op.output_desc)
             template.extend([None] * output_count[node.name])
             if node.type == "Const":
-                const = self.consts[node.name] = template[first] = _decode_const(node)
-                declared[first] = (const.dtype, tuple(const.shape))
+                self.consts[node.name] = template[first] = _decode_const(node)
             elif node.type == "Data":
                 desc = node.op.output_desc[0]
                 check = _output_check(node, 0, desc)
-                scalar = len(desc.shape.dim) == 0
-                self._datas.append((node, node.int("index"), first, scalar, check))
-                if check and not scalar:
-                    declared.update(_exactly_declared(first, [check]))
+                self._datas.append((node, node.int("index"), first, len(desc.shape.dim) == 0, check))
             else:
                 function, check_attrs = functions[node.name]
                 slots = self._slots(node, first_slot, output_count)
                 consts = [template[slot] if slot != _UNFED and template[slot] is not None else None for slot in slots]
-                call = _call(node, function, check_attrs, consts, [declared.get(slot) for slot in slots])
-                step = _Step(node, call, slots, first)
-                declared.update(_exactly_declared(first, step.checks))
-                self._steps.append(step)
+                self._steps.append(_Step(node, _call(node, function, check_attrs, consts), slots, first))
         self._template = template
         self._free_after_last_use()
         self._run_steps = tuple(step.as_tuple() for step in self._steps)
@@ -492,9 +451,9 @@ class GeExecutor:
                 values[first:end] = outputs
                 for check in checks:
                     tensor = outputs[check[0]]
-                    # The common case (declared dtype and exact shape) in one comparison; _verify
-                    # decides the others and raises.
-                    if tensor.dtype is not check[1] or tensor.shape != check[2]:
+                    # The common cases (a declared dtype, and no shape or an exact one) in two
+                    # comparisons; _verify decides the others and raises.
+                    if tensor.dtype is not check[1] or (check[2] is not None and tensor.shape != check[2]):
                         _verify(node, tensor, check)
                 if observe is not None:
                     observe(node, args, outputs)

@@ -101,7 +101,7 @@ def planned(*const_inputs):
         def op(node, *inputs):
             return plan(node, *(inputs[i] for i in const_inputs))(*inputs)
 
-        def plan_once(node, consts, declared):
+        def plan_once(node, consts):
             values = [consts[i] for i in const_inputs]
             return None if any(value is None for value in values) else plan(node, *values)
 
