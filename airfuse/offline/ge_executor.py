@@ -7,14 +7,16 @@ runs its function in ``airfuse.offline.ge_ops.GE_OPS``. Control edges (``name:-1
 
 Building a ``GeExecutor`` (TorchAir's ``compile()``) resolves everything that does not depend on
 the inputs' values into a plan: the order, each input's slot in one flat list of values, decoded
-Consts and attrs, the function of each node, and the dtype/shape each output is checked against.
-``run`` walks the plan and only does the tensor work and those checks.
+Consts and attrs, the function of each node (for ops written with ``ge_ops.planned``, one that has
+already read its attrs and Const inputs), and the dtype/shape each output is checked against.
+``run`` walks the plan and only does the tensor work and those checks. Airfuse nodes call the op's
+CPU kernel (its input checks, then the C++ kernel) without going through the dispatcher.
 
 The executor is strict so a converter's mistake shows as an error, never as a wrong number: an
 unknown op type is refused when the graph is built, an attribute an op does not read is refused
-(an Airfuse node's when the graph is built, a GE op's on every run, since which attrs a GE op
-function reads may depend on its inputs), and each output's dtype (and known shape) is checked
-against the node's descriptor.
+(an Airfuse node's and a planned GE op's when the graph is built, any other GE op's on every run,
+since which attrs a GE op function reads may depend on its inputs), and each output's dtype (and
+known shape) is checked against the node's descriptor.
 """
 
 import collections
