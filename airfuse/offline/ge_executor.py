@@ -14,9 +14,9 @@ CPU kernel (its input checks, then the C++ kernel) without going through the dis
 
 The executor is strict so a converter's mistake shows as an error, never as a wrong number: an
 unknown op type is refused when the graph is built, an attribute an op does not read is refused
-(an Airfuse node's and a planned GE op's when the graph is built, any other GE op's on every run,
-since which attrs a GE op function reads may depend on its inputs), and each output's dtype (and
-known shape) is checked against the node's descriptor.
+(an Airfuse node's when the graph is built; a GE op's when it runs, on every run since which attrs
+a GE op function reads may depend on its inputs, unless its plan read them all at compile), and
+each output's dtype (and known shape) is checked against the node's descriptor.
 """
 
 import collections
