@@ -178,3 +178,17 @@ def test_a_missing_library_is_named_with_how_to_build_it(monkeypatch):
     monkeypatch.setattr(cpu_kernels, "_loaded", False)
     with pytest.raises(RuntimeError, match=r"airfuse\.add: airfuse's CPU kernels .*libairfuse_cpu\.so.* run `make setup twin`"):
         torch.ops.airfuse.add(torch.ones(2), torch.ones(2))
+
+
+@pytest.mark.parametrize("op_name", sorted(ALL_OPS))
+def test_bad_input_is_refused_every_time_after_good_input_passed(op_name):
+    """A kernel skips the checks for an argument signature that already passed (dtypes, shapes,
+    devices, attrs): every bad input differs from the good one in it, and is never remembered."""
+    op = ALL_OPS[op_name]
+    fn = getattr(torch.ops.airfuse, op_name)
+    good = _inputs(op, op.combos(reference=False)[0], (3, 8))
+    for inputs in _bad_inputs(op):
+        for _ in range(2):
+            _call(op, good)
+            error = _error(lambda: fn(*inputs.values()))
+            assert error is not None and op.public_name in error[1], (op_name, error)

@@ -7,21 +7,25 @@ runs its function in ``airfuse.offline.ge_ops.GE_OPS``. Control edges (``name:-1
 
 Building a ``GeExecutor`` (TorchAir's ``compile()``) resolves everything that does not depend on
 the inputs' values into a plan: the order, each input's slot in one flat list of values, decoded
-Consts and attrs, the function of each node, and the dtype/shape each output is checked against.
-``run`` walks the plan and only does the tensor work and those checks.
+Consts and attrs, the function of each node (for ops written with ``ge_ops.planned``, one that has
+already read its attrs and Const inputs), and the dtype/shape each output is checked against.
+``run`` walks the plan and only does the tensor work and those checks. Airfuse nodes call the op's
+CPU kernel (its input checks, then the C++ kernel) without going through the dispatcher.
 
 The executor is strict so a converter's mistake shows as an error, never as a wrong number: an
 unknown op type is refused when the graph is built, an attribute an op does not read is refused
-(an Airfuse node's when the graph is built, a GE op's on every run, since which attrs a GE op
-function reads may depend on its inputs), and each output's dtype (and known shape) is checked
-against the node's descriptor.
+(an Airfuse node's when the graph is built; a GE op's when it runs, on every run since which attrs
+a GE op function reads may depend on its inputs, unless its plan read them all at compile), and
+each output's dtype (and known shape) is checked against the node's descriptor.
 """
 
 import collections
+import functools
 import math
 
 import torch
 
+from airfuse import cpu_kernels
 from airfuse.ge_dtypes import TORCH_DTYPE_OF_GE_NAME, ge_dtype_to_torch
 from airfuse.opdef import DYNAMIC, IR_PREFIX
 from airfuse.ops import OPS_BY_IR_TYPE
@@ -158,18 +162,23 @@ _KIND_OF_TYPE = {bool: "b", int: "i", float: "f"}
 
 
 def _airfuse_op(node, op_def):
-    """An op function that runs ``torch.ops.airfuse.<name>`` with the node's attrs, read (and
-    checked against the IR) once, here."""
+    """An op function that runs ``torch.ops.airfuse.<name>``'s CPU kernel with the node's attrs,
+    read (and checked against the IR) once, here."""
     readers = {"Float": Node.float, "Int": Node.int, "Bool": Node.bool, "Str": Node.str, "ListInt": Node.ints}
-    attrs = [readers[a.ge_type](node, a.name) for a in op_def.attrs]
+    attrs = tuple(readers[a.ge_type](node, a.name) for a in op_def.attrs)
     node.refuse_unread()
-    op = getattr(torch.ops.airfuse, op_def.name).default
+    # The executor runs below Autograd on CPU tensors, where torch.ops.airfuse.<name> dispatches
+    # to this kernel: calling it directly saves the dispatch into Python.
+    kernel = cpu_kernels.cpu_kernel(op_def)
 
     def run(node, *inputs):
-        outputs = op(*inputs, *attrs)
-        return tuple(outputs) if isinstance(outputs, list) else outputs
+        return _as_tuple(kernel(*inputs, *attrs))
 
     return run
+
+
+def _as_tuple(outputs):
+    return tuple(outputs) if isinstance(outputs, list) else outputs
 
 
 def _op_function(node):
@@ -187,6 +196,20 @@ def _op_function(node):
     if names != expected:
         raise GeExecutionError(f"{node.describe()}: inputs named {names}, but {op_def.ir_type}'s IR inputs are {expected}")
     return _airfuse_op(node, op_def), False
+
+
+def _attr_checked_call(node, function):
+    """``function`` bound to ``node``, refusing after each call any attr it did not read then."""
+    read, semantic = node.read, node.semantic
+
+    def call(*inputs):
+        read.clear()
+        out = function(node, *inputs)
+        if not semantic <= read:
+            node.refuse_unread()
+        return out
+
+    return call
 
 
 def _origin(node) -> str:
@@ -297,16 +320,40 @@ def _verify(node, tensor, check):
 
 
 class _Step:
-    """One op node of the plan: its function, where its inputs are and its outputs go in the flat
-    list of values, whether a run checks the attrs it read, its output checks, and the slots whose
-    last reader it is (``dead``)."""
+    """One op node of the plan: what a run calls with its inputs, where those are and its outputs
+    go in the flat list of values, its output checks, and the slots whose last reader it is (``dead``)."""
 
-    __slots__ = ("node", "function", "slots", "first", "count", "check_attrs", "checks", "dead")
+    __slots__ = ("node", "call", "slots", "first", "count", "checks", "dead")
 
-    def __init__(self, node, function, check_attrs, slots, first):
-        self.node, self.function, self.check_attrs = node, function, check_attrs
-        self.slots, self.first, self.count = slots, first, len(node.op.output_desc)
+    def __init__(self, node, call, slots, first):
+        self.node, self.call, self.slots, self.first, self.count = node, call, slots, first, len(node.op.output_desc)
         self.checks = tuple(c for i, d in enumerate(node.op.output_desc) if (c := _output_check(node, i, d)))
+
+    def as_tuple(self):
+        """What a run reads of the step, unpacked at once (attribute reads cost per node)."""
+        return self.node, self.call, tuple(self.slots), self.first, self.first + self.count, self.checks, tuple(self.dead)
+
+
+def _call(node, function, check_attrs, consts):
+    """What a run calls with the node's inputs. An op function with a ``plan`` attribute (see
+    ge_ops.planned) is offered the inputs known at compile(), ``consts`` (each input's Const
+    tensor, else None); the function it returns is used when planning raised nothing and read
+    every attr of the node, so a run neither reads nor checks attrs. Otherwise (or when planning
+    fails: a run then raises the same error, naming the node) the function runs whole on every
+    run, with its attrs checked as read when the node has any."""
+    plan = getattr(function, "plan", None)
+    if plan is not None:
+        if check_attrs:
+            node.read.clear()
+        try:
+            call = plan(node, consts)
+        except Exception:
+            call = None
+        if call is not None and (not check_attrs or node.semantic <= node.read):
+            return call
+    if check_attrs:
+        return _attr_checked_call(node, function)
+    return functools.partial(function, node)
 
 
 class GeExecutor:
@@ -333,21 +380,23 @@ class GeExecutor:
             if node.type == "NetOutput":
                 self._result_slots = self._slots(node, first_slot, output_count)
                 continue
-            first_slot[node.name] = len(template)
+            first = first_slot[node.name] = len(template)
             output_count[node.name] = 1 if node.type in ("Data", "Const") else len(node.op.output_desc)
             template.extend([None] * output_count[node.name])
             if node.type == "Const":
-                self.consts[node.name] = template[first_slot[node.name]] = _decode_const(node)
+                self.consts[node.name] = template[first] = _decode_const(node)
             elif node.type == "Data":
                 desc = node.op.output_desc[0]
                 check = _output_check(node, 0, desc)
-                self._datas.append((node, node.int("index"), first_slot[node.name], len(desc.shape.dim) == 0, check))
+                self._datas.append((node, node.int("index"), first, len(desc.shape.dim) == 0, check))
             else:
                 function, check_attrs = functions[node.name]
                 slots = self._slots(node, first_slot, output_count)
-                self._steps.append(_Step(node, function, check_attrs, slots, first_slot[node.name]))
+                consts = [template[slot] if slot != _UNFED and template[slot] is not None else None for slot in slots]
+                self._steps.append(_Step(node, _call(node, function, check_attrs, consts), slots, first))
         self._template = template
         self._free_after_last_use()
+        self._run_steps = tuple(step.as_tuple() for step in self._steps)
         self._const_storages = {t.untyped_storage().data_ptr() for t in self.consts.values()}
 
     def _free_after_last_use(self):
@@ -393,29 +442,29 @@ class GeExecutor:
         return self._finish([values[slot] for slot in self._result_slots], inputs, assigned_outputs, output_dtypes)
 
     def _evaluate(self, values, observe):
-        for step in self._steps:
-            node = step.node
-            args = [values[slot] for slot in step.slots]
-            if step.check_attrs:
-                node.read.clear()
-            try:
-                out = step.function(node, *args)
-            except GeExecutionError:
-                raise
-            except Exception as error:
-                raise GeExecutionError(f"{node.describe()}: {error}") from error
-            if step.check_attrs and not node.semantic <= node.read:
-                node.refuse_unread()
-            outputs = out if isinstance(out, tuple) else (out,)
-            if len(outputs) != step.count:
-                raise GeExecutionError(f"{node.describe()}: computed {len(outputs)} outputs, the node declares {step.count}")
-            values[step.first:step.first + step.count] = outputs
-            for check in step.checks:
-                _verify(node, outputs[check[0]], check)
-            if observe is not None:
-                observe(node, args, outputs)
-            for slot in step.dead:
-                values[slot] = None
+        node = None
+        try:
+            for node, call, slots, first, end, checks, dead in self._run_steps:
+                args = [values[slot] for slot in slots]
+                out = call(*args)
+                outputs = out if type(out) is tuple else (out,)
+                if len(outputs) != end - first:
+                    raise GeExecutionError(f"{node.describe()}: computed {len(outputs)} outputs, the node declares {end - first}")
+                values[first:end] = outputs
+                for check in checks:
+                    tensor = outputs[check[0]]
+                    # The common cases (a declared dtype, and no shape or an exact one) in two
+                    # comparisons; _verify decides the others and raises.
+                    if tensor.dtype is not check[1] or (check[2] is not None and tensor.shape != check[2]):
+                        _verify(node, tensor, check)
+                if observe is not None:
+                    observe(node, args, outputs)
+                for slot in dead:
+                    values[slot] = None
+        except GeExecutionError:
+            raise
+        except Exception as error:
+            raise GeExecutionError(f"{node.describe()}: {error}") from error
 
     @staticmethod
     def _data(node, inputs, index, scalar, check):

@@ -16,9 +16,12 @@ These functions run on every call of a compiled model, so they do only what depe
 inputs: attrs are decoded once when the graph is compiled (``node.<type>(name)`` is a lookup),
 ``_ints`` of a Const index/shape input is read once (``remember_const_ints``), and ``_check``
 takes its message as ``lambda: f"..."`` so the f-string is formatted only when the check fails (a
-plain string works too).
+plain string works too). The ops most frequent in LLM graphs are written with ``planned``: their
+attrs and Const inputs are read once, when the graph is compiled, and a run only calls the tensor
+function they return.
 """
 
+import functools
 import math
 
 import torch
@@ -89,9 +92,32 @@ def _float_compute(fn, *tensors):
     return fn(*tensors)
 
 
+def planned(*const_inputs):
+    """An op function written in two stages: ``plan(node, *consts)`` reads the node's attrs and
+    the Const inputs at positions ``const_inputs`` and returns ``run(*inputs)`` (all the node's
+    inputs, in order), which does the tensor work. The decorated function runs both stages on
+    every call; the executor calls its ``plan`` once, when the graph is compiled, where those
+    inputs are Consts (else it runs the whole function on every run)."""
+
+    def decorate(plan):
+        def op(node, *inputs):
+            return plan(node, *(inputs[i] for i in const_inputs))(*inputs)
+
+        def plan_once(node, consts):
+            values = [consts[i] for i in const_inputs]
+            return None if any(value is None for value in values) else plan(node, *values)
+
+        op.plan = plan_once
+        op.__name__, op.__doc__ = plan.__name__, plan.__doc__
+        return op
+
+    return decorate
+
+
 def _binary(fn):
     def op(node, x1, x2):
-        _same_dtype(x1=x1, x2=x2)
+        if x1.dtype is not x2.dtype:
+            _same_dtype(x1=x1, x2=x2)
         return fn(x1, x2)
 
     return op
@@ -216,8 +242,10 @@ def masked_fill(node, x, mask, value):
     return out
 
 
-def cast(node, x):
-    return x.to(ge_dtype_to_torch(node.int("dst_type"), "attr dst_type"))
+@planned()
+def cast(node):
+    dtype = ge_dtype_to_torch(node.int("dst_type"), "attr dst_type")
+    return lambda x: x.to(dtype)
 
 
 def range_(node, start, limit, delta):
@@ -250,7 +278,8 @@ def tril(node, x):
 # --- matrix products ---------------------------------------------------------------------------
 
 def _matmul(x1, x2, bias, t1, t2, batched):
-    _same_dtype(x1=x1, x2=x2)
+    if x1.dtype is not x2.dtype:
+        _same_dtype(x1=x1, x2=x2)
     if batched:
         _check(x1.dim() >= 2 and x2.dim() >= 2, lambda: f"x1, x2 must have rank >= 2, got {x1.dim()}, {x2.dim()}")
     else:
@@ -265,18 +294,28 @@ def _matmul(x1, x2, bias, t1, t2, batched):
     return y
 
 
-def mat_mul(node, x1, x2, bias):
-    return _matmul(x1, x2, bias, node.bool("transpose_x1"), node.bool("transpose_x2"), batched=False)
+@planned()
+def mat_mul(node):
+    t1, t2 = node.bool("transpose_x1"), node.bool("transpose_x2")
+    return lambda x1, x2, bias: _matmul(x1, x2, bias, t1, t2, batched=False)
 
 
-def mat_mul_v2(node, x1, x2, bias, offset_w):
-    _check(offset_w is None, "offset_w (quantized weights) is not implemented by the offline executor")
+@planned()
+def mat_mul_v2(node):
     node.expect("offset_x", 0)
-    return _matmul(x1, x2, bias, node.bool("transpose_x1"), node.bool("transpose_x2"), batched=False)
+    t1, t2 = node.bool("transpose_x1"), node.bool("transpose_x2")
+
+    def run(x1, x2, bias, offset_w):
+        _check(offset_w is None, "offset_w (quantized weights) is not implemented by the offline executor")
+        return _matmul(x1, x2, bias, t1, t2, batched=False)
+
+    return run
 
 
-def batch_mat_mul(node, x1, x2):
-    return _matmul(x1, x2, None, node.bool("adj_x1"), node.bool("adj_x2"), batched=True)
+@planned()
+def batch_mat_mul(node):
+    adj1, adj2 = node.bool("adj_x1"), node.bool("adj_x2")
+    return lambda x1, x2: _matmul(x1, x2, None, adj1, adj2, batched=True)
 
 
 # --- reductions and softmax --------------------------------------------------------------------
@@ -480,33 +519,57 @@ def shape(node, x):
     return torch.tensor(x.shape, dtype=ge_dtype_to_torch(node.int("dtype"), "attr dtype"))
 
 
-def reshape(node, x, shape_):
+@planned(1)
+def reshape(node, shape_):
     node.expect("axis", 0)
     node.expect("num_axes", -1)
-    return x.reshape(_ints(shape_, "shape"))
+    dims = _ints(shape_, "shape")
+    return lambda x, _: x.reshape(dims)
 
 
-def transpose(node, x, perm):
+def _by_rank(normalize):
+    """``normalize(rank)`` computed once per input rank (a compiled graph sees one or few)."""
+    return functools.lru_cache(maxsize=8)(normalize)
+
+
+@planned(1)
+def transpose(node, perm):
     dims = _ints(perm, "perm")
-    _check(len(dims) == x.dim(), lambda: f"perm {dims} must list {x.dim()} axes")
-    return x.permute(_axes(dims, x.dim(), "perm"))
+    axes_of_rank = _by_rank(lambda rank: _axes(dims, rank, "perm"))
+
+    def run(x, _):
+        _check(len(dims) == x.dim(), lambda: f"perm {dims} must list {x.dim()} axes")
+        return x.permute(axes_of_rank(x.dim()))
+
+    return run
 
 
-def squeeze(node, x):
+@planned()
+def squeeze(node):
     axes = node.ints("axis")
-    if not axes:
-        return x.squeeze()
-    dims = _axes(axes, x.dim(), "attr axis")
-    _check(all(x.shape[d] == 1 for d in dims), lambda: f"attr axis {axes} names dims of shape {list(x.shape)} that are not 1")
-    return x.squeeze(dims)
+    dims_of_rank = _by_rank(lambda rank: _axes(axes, rank, "attr axis"))
+
+    def run(x):
+        if not axes:
+            return x.squeeze()
+        dims = dims_of_rank(x.dim())
+        _check(all(x.shape[d] == 1 for d in dims), lambda: f"attr axis {axes} names dims of shape {list(x.shape)} that are not 1")
+        return x.squeeze(dims)
+
+    return run
 
 
-def unsqueeze(node, x):
+@planned()
+def unsqueeze(node):
     axes = node.ints("axes")
-    rank = x.dim() + len(axes)
-    for axis in sorted(_axes(axes, rank, "attr axes")):
-        x = x.unsqueeze(axis)
-    return x
+    order_of_rank = _by_rank(lambda rank: sorted(_axes(axes, rank, "attr axes")))
+
+    def run(x):
+        for axis in order_of_rank(x.dim() + len(axes)):
+            x = x.unsqueeze(axis)
+        return x
+
+    return run
 
 
 def broadcast_to(node, x, shape_):

@@ -334,6 +334,8 @@ def test_runs_reuse_the_plan_made_at_compile(monkeypatch):
 
     for name in ("_decode_attr", "_decode_const", "proto_dtype_to_torch", "_output_check"):
         monkeypatch.setattr(ge_executor, name, decoding_during_a_run)
+    # Cast and Reshape (a Const shape) read their attrs when planned: a run reads none.
+    monkeypatch.setattr(ge_executor.Node, "_value", decoding_during_a_run)
     expected = (x * 2).reshape(3, 2).half()
     for _ in range(2):
         assert torch.equal(executor.run([x], output_dtypes=[DataType.DT_FLOAT16])[0], expected)
@@ -359,3 +361,21 @@ def test_values_outlive_all_their_readers_and_unread_outputs_are_dropped():
     product, total = run_graph(build_graph(build, x), x)
     torch.testing.assert_close(product, -x[:, :2] * x[:, :2].abs())
     torch.testing.assert_close(total, torch.zeros(3, 2))
+
+
+def test_a_planned_op_runs_whole_on_each_run_where_its_input_is_not_a_const():
+    x, shape = rand(2, 3, 4), torch.tensor([4, -1])
+    graph = build_graph(lambda t, s: ge.Reshape(t, s), x, shape)
+    torch.testing.assert_close(run_graph(graph, x, shape)[0], x.reshape(4, 6))
+    [reshape] = [op for op in graph.op if op.type == "Reshape"]
+    reshape.attr["axis"].i = 1
+    with pytest.raises(GeExecutionError, match=r"node 'Reshape'.*attr axis=1 is not implemented"):
+        run_graph(graph, x, shape)
+
+
+def test_a_plan_that_fails_at_compile_raises_its_error_when_run():
+    """As an op that is not planned: compile() refuses only what no run could execute."""
+    x = rand(2, 3)
+    executor = GeExecutor(build_graph(lambda t: ge.Reshape(t, ge.Const([3, 2]), axis=1), x))
+    with pytest.raises(GeExecutionError, match=r"node 'Reshape'.*attr axis=1 is not implemented"):
+        executor.run([x])
