@@ -58,7 +58,7 @@ template <typename U> __aicore__ inline void LoadNatural(const LocalTensor<U>& u
     uint32_t whole = n / kBlock<U> * kBlock<U>;
     if (whole > 0) DataCopy(ub, gm[off], whole);
     int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the buffer may still be read by earlier vector work
-    SetFlag<HardEvent::V_S>(eventVS);
+    SetFlag<HardEvent::V_S>(eventVS);  // redundant-sync: load-natural-v-s
     WaitFlag<HardEvent::V_S>(eventVS);
     for (uint32_t i = whole; i < n; ++i) ub.SetValue(i, gm.GetValue(off + i));
     int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);
@@ -235,7 +235,7 @@ public:
         WaitFlag<HardEvent::S_MTE3>(eventSMTE3);
         DataCopy(gm_[q_ + p_ - kE], slot, kE);
         int32_t eventMTE3S = GetTPipePtr()->FetchEventID(HardEvent::MTE3_S);
-        SetFlag<HardEvent::MTE3_S>(eventMTE3S);
+        SetFlag<HardEvent::MTE3_S>(eventMTE3S);  // redundant-sync: stream-finish-mte3-s
         WaitFlag<HardEvent::MTE3_S>(eventMTE3S);
     }
 

@@ -3,7 +3,8 @@
 //   dgamma = sum over rows of dy * xhat               (float32, cast to gamma's dtype).
 // A core moves rowsPerLoop rows per step and takes them through each vector op together (per-row
 // scalars once per step: one MTE2 -> S wait for rstd, one V -> S wait for the row sums). Each core
-// accumulates its rows' dgamma in float32 (in UB when a row fits, else in its workspace row); the cores leave their partial rows in the workspace and after SyncAll each sums a slice
+// accumulates its rows' dgamma in float32 (in UB when a row fits, else in its workspace row); the
+// cores leave their partial rows in the workspace and after SyncAll each sums a slice
 // of columns (core 0 keeps its own in UB and sums them all when dgamma is too short to spread).
 // Copies: gm_copy.h, per chip (on 310P partial rows keep the windowed layout at a 32 B stride).
 #include "gm_copy.h"
@@ -90,7 +91,7 @@ private:
         LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - rpl * kSumStride, rpl * kSumStride * 4);
         mover_.InAsFloat(g, Partials().template ReinterpretCast<G>(), gammaGm_, d);
         Duplicate(acc, 0.0f, span);
-        PipeBarrier<PIPE_V>();
+        PipeBarrier<PIPE_V>();  // redundant-sync: grad-acc-zeroed
         bool prefetch = t_.bufferNum > 1;
         LoadStep(0);
         for (uint32_t done = 0; done < rows_.count; done += rpl) {
@@ -160,7 +161,7 @@ private:
         }
         if (GetBlockIdx() != 0 || Spread()) {
             int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-            SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+            SetFlag<HardEvent::V_MTE3>(eventVMTE3);  // redundant-sync: grad-acc-store
             WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
             mover_.PaddedOut(wsGm_, acc, uint64_t(GetBlockIdx()) * t_.wsStride, d);
         }
@@ -242,7 +243,7 @@ private:
             SetFlag<HardEvent::MTE3_V>(eventMTE3V);
             WaitFlag<HardEvent::MTE3_V>(eventMTE3V);
             int32_t eventMTE3MTE2 = GetTPipePtr()->FetchEventID(HardEvent::MTE3_MTE2);
-            SetFlag<HardEvent::MTE3_MTE2>(eventMTE3MTE2);
+            SetFlag<HardEvent::MTE3_MTE2>(eventMTE3MTE2);  // redundant-sync: grad-workspace-row-store
             WaitFlag<HardEvent::MTE3_MTE2>(eventMTE3MTE2);
             LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
             Dx(x, dy, g, dxl, rv, rv * mean, span);

@@ -7,6 +7,8 @@ kernels; the scenarios below cover every path of each kernel (910B and 310P copi
 split rows, rows under 32 B, several cores, float and half/bf16 math).
 """
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -42,20 +44,31 @@ ADD_SCENARIOS = [(B2, (3, 5, 129), F16, 0), (B2, (4097,), F32, 0), (B2, (70000,)
 ACT_SCENARIOS = [(B2, (1, 7000), F16, 1), (B2, (5, 129), BF16, 3), (B2, (7000,), F32, 1), (P3, (37, 3), F32, 0), (P3, (3, 1), F32, 0),
                  (P3, (3, 4097), F16, 2), (P3, (7001,), F32, 1)]
 
-# Syncs that removing does not break, and why. Keyed by "file:line" of the call, so an edit that
-# moves a line makes this test name the site again.
+# Syncs that removing does not break, and why. Keyed by the marker `// redundant-sync: <key>` on
+# the sync's own source line, so the entry follows the code when lines move, and a sync that loses
+# its marker (or a marker put on another line) is named by the test again.
 REDUNDANT = {
-    "gm_copy.h:61": "LoadNatural's V_S: the vector reads of the buffer it fills were already waited for by the previous batch's "
-                    "GmStream::PutRows V_S (rows under 32 B); the rstd buffer it also fills is read by the scalar unit only",
-    "gm_copy.h:238": "GmStream::Finish's closing MTE3_S: no scalar write to the stage follows the final window store (rms_norm's "
-                     "streams end the kernel; rms_norm_grad's dgamma stream reuses the stage for under one block, which the "
-                     "earlier Flush's MTE3_S ordered)",
-    "rms_norm_grad.cpp:93": "PipeBarrier<PIPE_V> after zeroing acc: the first step's barriers after its casts come before acc is read",
-    "rms_norm_grad.cpp:163": "V_MTE3 before storing acc: the last dx EnQue/DeQue (V_MTE3) is set after the last vector write of "
-                             "acc on the in-order V pipe",
-    "rms_norm_grad.cpp:245": "MTE3_MTE2 after storing a workspace row: the MTE3_V just before it, then LoadWorkspace's V_S, hold "
-                             "back the next load's issue until the store is done",
+    "load-natural-v-s": "LoadNatural's V_S: the vector reads of the buffer it fills were already waited for by the previous "
+                        "batch's GmStream::PutRows V_S (rows under 32 B); the rstd buffer it also fills is read by the scalar "
+                        "unit only",
+    "stream-finish-mte3-s": "GmStream::Finish's closing MTE3_S: no scalar write to the stage follows the final window store "
+                            "(rms_norm's streams end the kernel; rms_norm_grad's dgamma stream reuses the stage for under one "
+                            "block, which the earlier Flush's MTE3_S ordered)",
+    "grad-acc-zeroed": "PipeBarrier<PIPE_V> after zeroing acc: the first step's barriers after its casts come before acc is read",
+    "grad-acc-store": "V_MTE3 before storing acc: the last dx EnQue/DeQue (V_MTE3) is set after the last vector write of acc on "
+                      "the in-order V pipe",
+    "grad-workspace-row-store": "MTE3_MTE2 after storing a workspace row: the MTE3_V just before it, then LoadWorkspace's V_S, "
+                                "hold back the next load's issue until the store is done",
 }
+REDUNDANT_MARKER = "// redundant-sync: "
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+
+
+def redundant_key(site):
+    """The REDUNDANT key marked on the source line of a "file:line" sync site, or None."""
+    name, line = site.rsplit(":", 1)
+    text = (KERNELS / name).read_text().splitlines()[int(line) - 1]
+    return text.split(REDUNDANT_MARKER, 1)[1].strip() if REDUNDANT_MARKER in text else None
 
 
 def _launch_acts(gen):
@@ -105,7 +118,9 @@ def kernel_sites():
 
 
 def test_redundant_syncs_still_run(kernel_sites):
-    assert set(REDUNDANT) <= set(kernel_sites), "REDUNDANT names a sync the kernels no longer run"
+    marked = [redundant_key(site) for site in kernel_sites]
+    assert set(REDUNDANT) <= set(marked), "REDUNDANT names a sync the kernels no longer run"
+    assert set(marked) - {None} <= set(REDUNDANT), "a kernel marks a sync redundant without a reason in REDUNDANT"
 
 
 def test_every_sync_matters(kernel_sites):
@@ -114,7 +129,7 @@ def test_every_sync_matters(kernel_sites):
     for site in kernel_sites:
         with twin.sync_site_removed(site):
             err = _launch_all(site)
-        if site in REDUNDANT:
+        if redundant_key(site) in REDUNDANT:
             if err is not None:
                 wrongly_redundant.append(f"{site}: {err}")
         elif err is None:
