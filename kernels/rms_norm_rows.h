@@ -4,7 +4,10 @@
 // Rows are split over cores; a core moves rowsPerLoop rows per step through double-buffered
 // queues (copies: gm_copy.h, per chip). Rows too long for UB are processed in column chunks in
 // two passes (sum, then scale; the residual form reads its x back from GM in pass 2).
-// All math is float32; rstd is computed on the scalar unit (vector Rsqrt is too coarse).
+// All math is float32. rstd of a resident step on A2 (rows of at most 255 blocks as float) is
+// computed for all its rows by vector ops (Sqrt and Div, exact to 1 ulp: never the approximate
+// Rsqrt) and applied through Brcb and strided Muls, no scalar read per row; elsewhere rstd is
+// computed on the scalar unit.
 #pragma once
 #include "gm_copy.h"
 #include "rms_norm_tiling.h"
@@ -44,6 +47,7 @@ public:
         pipe_.InitBuffer(work_, t.workCols * sizeof(float));
         pipe_.InitBuffer(gammaF_, t.floatCols * sizeof(float));
         pipe_.InitBuffer(red_, t.redBytes);
+        if (t.rstdVecBytes) pipe_.InitBuffer(rstdV_, t.rstdVecBytes);
         if (t.colsPerChunk < t.numCols) pipe_.InitBuffer(gQue_, t.bufferNum, t.floatCols * sizeof(G));
         if (t.outStageBytes) pipe_.InitBuffer(yStage_, t.outStageBytes);
         if (kResidual && t.outStageBytes) pipe_.InitBuffer(xStage_, t.outStageBytes);
@@ -75,7 +79,8 @@ private:
         uint32_t d = t_.numCols, span = mover_.Span(d), stride = t_.rowStride;
         LocalTensor<float> g = gammaF_.Get<float>();
         mover_.InAsFloat(g, work_.Get<G>(), gammaGm_, d);
-        bool prefetch = t_.bufferNum > 1;
+        bool prefetch = t_.bufferNum > 1, vecRstd = t_.rstdVecBytes != 0;
+        if (vecRstd) Duplicate(RstdVec(1), 1.0f, int32_t(RoundUpTo(t_.rowsPerLoop, 8)));  // VectorRstd's numerator
         LoadStep(0);
         for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
             uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
@@ -105,6 +110,26 @@ private:
             for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(w[i * stride], d);
             RowSums(!mover_.aligned, red_.Get<float>(), w, stride, n, span, red_.GetWithOffset<float>(t_.redBytes / 4 - SumsFloats(), SumsFloats() * 4),
                     t_.reduceTmpBytes / sizeof(float));
+            if (vecRstd) {
+                PipeBarrier<PIPE_V>();  // RowSums read the squares in work_
+                // x as float again (into work_, half/bf16), beside VectorRstd's first op (which ends with a barrier).
+                LocalTensor<float> xf = w, out = w;
+                if constexpr (kIsFloat<T>) {
+                    xf = normed;
+                    out = y;
+                } else {
+                    Cast(w, normed, RoundMode::CAST_NONE, width);
+                }
+                VectorRstd(r, n);
+                ScaleRows(out, xf, g, n, span, stride);
+                if constexpr (!kIsFloat<T>) {
+                    PipeBarrier<PIPE_V>();
+                    FromFloat(y, out, width);
+                }
+                PipeBarrier<PIPE_V>();  // the next step's first vector op overwrites work_
+                StepOut(x, x2, sum, y, r, done, n, more && !prefetch, false);
+                continue;
+            }
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
             SetFlag<HardEvent::V_S>(eventVS);
             WaitFlag<HardEvent::V_S>(eventVS);
@@ -134,13 +159,79 @@ private:
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
             WaitFlag<HardEvent::S_V>(eventSV);
-            xQue_.FreeTensor(x);
-            if constexpr (kResidual) x2Que_.FreeTensor(x2);
-            if (!prefetch && more) LoadStep(done + t_.rowsPerLoop);
-            if constexpr (kResidual) RowsOut(xOutQue_, sum, xOutGm_, xOut_, done, n);
-            if (!mover_.aligned) CopyOutRstd(r, done, n);
-            RowsOut(yQue_, y, yGm_, yOut_, done, n);
+            StepOut(x, x2, sum, y, r, done, n, more && !prefetch, true);
         }
+    }
+
+    // A step's end: frees its inputs, loads the next step (`loadNext`: one buffer per queue) and
+    // stores x (kResidual), rstd (A2; `scalarRstd`: written by the scalar unit) and y.
+    __aicore__ inline void StepOut(LocalTensor<T>& x, LocalTensor<T>& x2, LocalTensor<T>& sum, LocalTensor<T>& y, LocalTensor<float>& r,
+                                   uint32_t done, uint32_t n, bool loadNext, bool scalarRstd) {
+        xQue_.FreeTensor(x);
+        if constexpr (kResidual) x2Que_.FreeTensor(x2);
+        if (loadNext) LoadStep(done + t_.rowsPerLoop);
+        if constexpr (kResidual) RowsOut(xOutQue_, sum, xOutGm_, xOut_, done, n);
+        if (!mover_.aligned) CopyOutRstd(r, done, n, scalarRstd);
+        RowsOut(yQue_, y, yGm_, yOut_, done, n);
+    }
+
+    // Rows per call of the level-0 instructions below: at most 255 repeats, a multiple of 8 so
+    // no two calls write one 32 B block of the compacted sums.
+    static constexpr uint32_t kCallRows = 248;
+
+    // Part i of rstdV_: 0 the step's compacted sums, 1 ones, 2 Brcb's output (a block per row).
+    __aicore__ inline LocalTensor<float> RstdVec(uint32_t i) {
+        uint32_t n8 = RoundUpTo(t_.rowsPerLoop, 8);
+        return rstdV_.Get<float>()[i * n8];
+    }
+
+    // rstd of a step's n rows into r from their sums (red_, kSumStride apart), on the vector unit:
+    // the float32 ops of Rstd(), 1 / sqrt(sum * avgFactor + epsilon). Then Brcb spreads rstd to a
+    // block per row for ScaleRows.
+    __aicore__ inline void VectorRstd(const LocalTensor<float>& r, uint32_t n) {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        LocalTensor<float> s = RstdVec(0), sums = red_.Get<float>();
+        for (uint32_t r0 = 0; r0 < n; r0 += kCallRows) {
+            uint32_t rows = n - r0 < kCallRows ? n - r0 : kCallRows;
+            WholeReduceSum(s[r0], sums[r0 * kSumStride], 1, int32_t(rows), 1, 1, 1);  // picks each row's sum: compacts them
+        }
+        PipeBarrier<PIPE_V>();
+        Muls(s, s, t_.avgFactor, int32_t(n));
+        PipeBarrier<PIPE_V>();
+        Adds(s, s, t_.epsilon, int32_t(n));
+        PipeBarrier<PIPE_V>();
+        Sqrt(s, s, int32_t(n));
+        PipeBarrier<PIPE_V>();
+        Div(r, RstdVec(1), s, int32_t(n));
+        PipeBarrier<PIPE_V>();
+        Brcb(RstdVec(2), r, uint8_t(CeilDivU(n, 8)), BrcbRepeatParams(1, 8));
+        PipeBarrier<PIPE_V>();
+#endif
+    }
+
+    // out = xf * rstd * gamma for n rows `stride` floats apart: per 64-column slice, one strided
+    // Mul over all rows (rstd: row i's Brcb block, block stride 0; gamma: repeat stride 0).
+    __aicore__ inline void ScaleRows(const LocalTensor<float>& out, const LocalTensor<float>& xf, const LocalTensor<float>& g, uint32_t n,
+                                     uint32_t span, uint32_t stride) {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        LocalTensor<float> bc = RstdVec(2);
+        uint8_t rep = uint8_t(stride / 8);
+        for (uint32_t pass = 0; pass < 2; ++pass) {
+            for (uint32_t r0 = 0; r0 < n; r0 += kCallRows) {
+                uint8_t rows = uint8_t(n - r0 < kCallRows ? n - r0 : kCallRows);
+                for (uint32_t c = 0; c < span; c += kRepeatFloats) {
+                    uint64_t mask = span - c < kRepeatFloats ? span - c : kRepeatFloats;
+                    LocalTensor<float> o = out[r0 * stride + c];
+                    if (pass == 0) {
+                        Mul(o, xf[r0 * stride + c], bc[r0 * 8], mask, rows, BinaryRepeatParams(1, 1, 0, rep, rep, 1));
+                    } else {
+                        Mul(o, o, g[c], mask, rows, BinaryRepeatParams(1, 1, 1, rep, rep, 0));
+                    }
+                }
+            }
+            if (pass == 0) PipeBarrier<PIPE_V>();
+        }
+#endif
     }
 
     // red_ holds every row's sum of squares (kSumStride apart), then RowSums' scratch.
@@ -249,7 +340,7 @@ private:
         SetFlag<HardEvent::MTE3_S>(eventMTE3S);
         WaitFlag<HardEvent::MTE3_S>(eventMTE3S);
         r.SetValue(0, rv);
-        CopyOutRstd(r, row, 1);
+        CopyOutRstd(r, row, 1, true);
     }
 
     __aicore__ inline LocalTensor<T> CopyInChunk(TQue<QuePosition::VECIN, 1>& que, const GlobalTensor<T>& gm, uint64_t offset, uint32_t n) {
@@ -259,12 +350,14 @@ private:
         return que.DeQue<T>();
     }
 
-    // rstd values were written by the scalar unit: order them before MTE3 reads them (910B; on
-    // 310P they leave through rstdOut_).
-    __aicore__ inline void CopyOutRstd(LocalTensor<float>& r, uint32_t first, uint32_t n) {
-        int32_t eventSMTE3 = GetTPipePtr()->FetchEventID(HardEvent::S_MTE3);
-        SetFlag<HardEvent::S_MTE3>(eventSMTE3);
-        WaitFlag<HardEvent::S_MTE3>(eventSMTE3);
+    // rstd values to GM (910B; on 310P they leave through rstdOut_); written by the scalar unit,
+    // they need an S -> MTE3 order (the queue orders V's).
+    __aicore__ inline void CopyOutRstd(LocalTensor<float>& r, uint32_t first, uint32_t n, bool scalarWritten) {
+        if (scalarWritten) {
+            int32_t eventSMTE3 = GetTPipePtr()->FetchEventID(HardEvent::S_MTE3);
+            SetFlag<HardEvent::S_MTE3>(eventSMTE3);
+            WaitFlag<HardEvent::S_MTE3>(eventSMTE3);
+        }
         rstdQue_.EnQue(r);
         r = rstdQue_.DeQue<float>();
         mover_.Out(rstdGm_, r, first, n);
@@ -318,6 +411,7 @@ private:
     TBuf<TPosition::VECCALC> work2_;
     TBuf<TPosition::VECCALC> gammaF_;
     TBuf<TPosition::VECCALC> red_;
+    TBuf<TPosition::VECCALC> rstdV_;
     TBuf<TPosition::VECOUT> rstdStage_;
     TBuf<TPosition::VECOUT> yStage_;
     TBuf<TPosition::VECOUT> xStage_;

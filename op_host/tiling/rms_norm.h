@@ -88,6 +88,20 @@ inline uint32_t RedBytes(bool aligned, uint32_t n, uint32_t span, uint32_t strid
     return uint32_t(rows > split ? rows : split);
 }
 
+// UB bytes of the forward kernel's vector rstd path (kernels/rms_norm_rows.h VectorRstd), 0 when
+// it does not apply: A2 (WholeReduceSum, Brcb), resident rows whose float stride a level-0 repeat
+// stride (uint8 blocks) holds, and steps of at least kVectorRstdMinRows rows: its chain of
+// dependent ops costs a step ~9 barriers where the scalar unit costs ~40 cycles a row, overlapped
+// with the vector work (benchmarks/kernel_time.py: 8 rows of 1024 were faster on the scalar unit,
+// 11 rows of 128 or 1024 not slower on the vector unit). A step's compacted sums and ones
+// (8-float aligned), then a Brcb block per row.
+constexpr uint32_t kVectorRstdMinRows = 10;
+inline uint32_t RstdVecBytes(bool aligned, uint32_t rpl, uint32_t chunk, uint32_t cols, uint32_t stride) {
+    if (aligned || chunk < cols || stride / 8 > 255 || rpl < kVectorRstdMinRows) return 0;
+    uint32_t n8 = uint32_t(RoundUp(rpl, 8));
+    return n8 * 4 * 2 + n8 * 32;
+}
+
 // A GmStream stage (kernels/gm_copy.h) for `elems` values of `size` bytes: plus three blocks, >= 4 blocks.
 inline uint32_t StageBytes(uint64_t elems, uint32_t size) {
     uint64_t e = 32 / size, b = (RoundUp(elems, e) + 3 * e) * size;
@@ -159,7 +173,7 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
         if (natural) b += (residual ? 2 : 1) * uint64_t(StageBytes(uint64_t(rpl) * cols, s));
         if (residual && s != 4) b += R32(work * 4);
         if (chunk < cols) b += buf * R32(f * g);
-        return b;
+        return b + RstdVecBytes(aligned, rpl, chunk, cols, stride);
     };
     uint32_t rowCores;
     Plan p = PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
@@ -172,6 +186,7 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     out->workCols = uint32_t(WorkCols(p.rowsPerLoop, p.chunk, cols, p.rowStride, out->floatCols));
     out->redBytes = RedBytes(aligned, p.rowsPerLoop, RowSpan(aligned, natural, cols, p.chunk, p.rowStride), p.rowStride, out->floatCols);
     out->outStageBytes = natural ? StageBytes(uint64_t(p.rowsPerLoop) * cols, s) : 0;
+    out->rstdVecBytes = RstdVecBytes(aligned, p.rowsPerLoop, p.chunk, cols, p.rowStride);
     return res;
 }
 

@@ -93,3 +93,18 @@ def test_whole_reduce_sum_follows_its_documented_strides_and_is_a2_only(kernels)
     assert torch.equal(x[512:528], want)
     with pytest.raises(twin.TwinError, match="WholeReduceSum: not documented for Ascend310P3"):
         twin.launch("cost_whole_reduce_sum", [("x", x), ("workspace", None)], tile, chip="Ascend310P3", fn_lib=kernels)
+
+
+def test_sqrt_brcb_and_strided_mul_follow_their_docs(kernels):
+    x = torch.zeros(1024)
+    x[:512] = torch.rand(512) + 0.5
+    tile = twin.Tiling(ctypes.create_string_buffer(8), 1, 0)
+    src = x[:512].clone()
+    twin.launch("cost_brcb_mul", [("x", x), ("workspace", None)], tile, fn_lib=kernels)
+    assert torch.equal(x[512:528], torch.sqrt(src[:16]))
+    assert torch.equal(x[640:768], src[:16].repeat_interleave(8))
+    rows = torch.zeros(4, 64)
+    rows[:, :20] = src[256:512].view(4, 64)[:, :20] * src[:4, None]
+    assert torch.equal(x[768:1024], rows.flatten())
+    with pytest.raises(twin.TwinError, match="Brcb: not modelled on Ascend310P3"):
+        twin.launch("cost_brcb_mul", [("x", x), ("workspace", None)], tile, chip="Ascend310P3", fn_lib=kernels)

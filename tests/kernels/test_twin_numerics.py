@@ -132,6 +132,21 @@ def test_chip_core_counts(chip, cores):
     assert check_add_rms_norm(x, dy, gamma, chip=chip).block_dim == cores
 
 
+# rstd on the vector unit (A2, steps of >= 10 resident rows of <= 255 float blocks): steps of
+# more than one 248-row call (16 columns, one core), rows with padding, float32 rows.
+@pytest.mark.parametrize("rows,cols,dtype,block_dim", [(3000, 16, torch.bfloat16, 1), (900, 100, torch.float16, 2),
+                                                       (400, 600, torch.float32, 1)], ids=str)
+def test_vector_rstd_steps(rows, cols, dtype, block_dim):
+    tile = twin.tiling("rms_norm", "Ascend910B2", rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, block_dim)
+    rows_per_loop, = struct.unpack_from("<I", tile.data.raw, 24)
+    rstd_vec_bytes, = struct.unpack_from("<I", tile.data.raw, 76)
+    assert rstd_vec_bytes > 0 and rows_per_loop >= 10
+    gen = generator()
+    x, x2, gamma = randn((rows, cols), dtype, gen), randn((rows, cols), dtype, gen), randn((cols,), dtype, gen)
+    check_rms_norm(x, gamma, chip="Ascend910B2", block_dim=block_dim)
+    check_add_rms_norm(x, x2, gamma, chip="Ascend910B2", block_dim=block_dim)
+
+
 @pytest.mark.parametrize("x_dt,g_dt", [(torch.bfloat16, torch.bfloat16), (torch.bfloat16, torch.float32)], ids=["bf16-bf16", "bf16-f32"])
 def test_310p_refuses_bfloat16(x_dt, g_dt):
     """310P has no bfloat16: the tiling refuses it, naming the op, the chip and the dtype."""

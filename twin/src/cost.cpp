@@ -35,7 +35,7 @@ const CostRow kCostTable[] = {
     {"910B", "vec_latency_exp", 12, "cycles", false, "[PYPTO] UB_EXP latency"},
     {"910B", "vec_latency_max", 4, "cycles", false, "[PYPTO] UB_MAXIMUM latency (Max, Min, Maxs, Mins)"},
     {"910B", "vec_latency_reduce", 20, "cycles", false, "[PYPTO] UB_ROWSUM fp32 latency (ReduceSum, WholeReduceSum)"},
-    {"910B", "vec_latency_other", 10, "cycles", false, "[PYPTO] DEFAULT_LATENCY, for ops it does not list (Cast, Duplicate, Abs, Gather, CreateVecIndex)"},
+    {"910B", "vec_latency_other", 10, "cycles", false, "[PYPTO] DEFAULT_LATENCY, for ops it does not list (Cast, Duplicate, Abs, Gather, CreateVecIndex); also Sqrt and Brcb, no latency of theirs found"},
     {"310P", "vec_latency_add", 6, "cycles", true, "the A2 figure of [PYPTO]"},
     {"310P", "vec_latency_mul", 7, "cycles", true, "the A2 figure of [PYPTO]"},
     {"310P", "vec_latency_div", 13, "cycles", true, "the A2 figure of [PYPTO]"},
@@ -216,6 +216,8 @@ void CostVector(const char* api, uint64_t elems, uint32_t elemBytes) {
     else if (a == "Max" || a == "Min" || a == "Maxs" || a == "Mins") latency = v.latMax;
     else if (a == "ReduceSum" || a == "WholeReduceSum") latency = v.latReduce;
     else if (a == "Exp") latency = v.latExp, perCycle = std::min(perCycle, v.vecExpPerCycle * elemBytes);
+    // [PYPTO] gives Sqrt the parallelism of Exp; its latency is vec_latency_other.
+    else if (a == "Sqrt") perCycle = std::min(perCycle, v.vecExpPerCycle * elemBytes);
     double repeats = std::max(1.0, std::ceil(bytes / 256));
     c.vecOccupy = repeats * std::max(1.0, 256 / perCycle);
     c.vecLatency = latency;

@@ -106,6 +106,10 @@ template <typename T> void Exp(const LocalTensor<T>& d, const LocalTensor<T>& a,
 template <typename T> void Abs(const LocalTensor<T>& d, const LocalTensor<T>& a, int32_t n) {
     twin::Unary("Abs", d, a, n, [](auto x) { return decltype(x)(std::fabs(float(x))); });
 }
+// Sqrt (Sqrt.md: half and float on A2 and the 310P AI Core; at most 1 ulp on the NPU, IEEE here).
+template <typename T> void Sqrt(const LocalTensor<T>& d, const LocalTensor<T>& a, int32_t n) {
+    twin::Unary("Sqrt", d, a, n, [](auto x) { return decltype(x)(std::sqrt(float(x))); });
+}
 // Max/Min and their scalar forms Maxs/Mins. The docs leave NaN operands unspecified; the twin
 // propagates NaN so that no kernel's NaN result can depend on the choice.
 template <typename T> void Max(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
@@ -217,6 +221,116 @@ void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const 
             }
         dst.Data()[uint64_t(r) * dstRepStride] = v[0];
     }
+}
+
+// Level-0 strides of a binary op (kernel_struct_binary.h): block strides within a repeat and
+// repeat strides, both in 32 B blocks.
+struct BinaryRepeatParams {
+    BinaryRepeatParams() = default;
+    BinaryRepeatParams(uint8_t dstBlk, uint8_t src0Blk, uint8_t src1Blk, uint8_t dstRep, uint8_t src0Rep, uint8_t src1Rep)
+        : dstBlkStride(dstBlk), src0BlkStride(src0Blk), src1BlkStride(src1Blk), dstRepStride(dstRep), src0RepStride(src0Rep), src1RepStride(src1Rep) {}
+    uint8_t dstBlkStride = 1, src0BlkStride = 1, src1BlkStride = 1, dstRepStride = 8, src0RepStride = 8, src1RepStride = 8;
+};
+
+// Brcb's strides (kernel_struct_brcb.h): dst block stride within a repeat (0 counts as 1) and dst
+// repeat stride, in 32 B blocks.
+struct BrcbRepeatParams {
+    BrcbRepeatParams() = default;
+    BrcbRepeatParams(uint16_t dstBlk, uint16_t dstRep) : dstBlkStride(dstBlk), dstRepStride(dstRep) {}
+    uint16_t dstBlkStride = 1, dstRepStride = 8;
+};
+
+}  // namespace AscendC
+
+namespace twin {
+
+// The 32 B blocks repeat r of a level-0 operand touches: `blocks` blocks blkStride apart from
+// r * repStride (one range when they are contiguous).
+template <typename T>
+void StridedAccess(const Instr& in, const AscendC::LocalTensor<T>& t, const char* which, int32_t repeats, int32_t blocks, uint32_t blkStride,
+                   uint32_t repStride, bool write) {
+    const bool dense = blkStride == 1;
+    for (int32_t r = 0; r < repeats; ++r)
+        for (int32_t b = 0; b < (dense ? 1 : blocks); ++b) {
+            uint64_t at = (uint64_t(r) * repStride + uint64_t(b) * blkStride) * 32;
+            t[uint32_t(at / sizeof(T))].Access(in, which, dense ? uint64_t(blocks) * 32 : 32, write);
+        }
+}
+
+// Bytes from t's start that repeat `repeats - 1`'s last block ends at.
+inline uint64_t StridedSpan(int32_t repeats, int32_t blocks, uint32_t blkStride, uint32_t repStride) {
+    return (uint64_t(repeats - 1) * repStride + uint64_t(blocks - 1) * blkStride + 1) * 32;
+}
+
+// Level-0 binary op, continuous mask (the first `mask` elements of each repeat; the rest of dst
+// is left unchanged): element i of repeat r sits in block i / perBlock of that repeat.
+template <typename T, typename F>
+void StridedBinary(const char* api, const AscendC::LocalTensor<T>& d, const AscendC::LocalTensor<T>& a, const AscendC::LocalTensor<T>& b,
+                   uint64_t mask, uint8_t repeatTime, const AscendC::BinaryRepeatParams& p, F f) {
+    CheckArith<T>(api);
+    constexpr int32_t perRepeat = 256 / sizeof(T), perBlock = 32 / sizeof(T);
+    if (mask < 1 || mask > uint64_t(perRepeat)) Fail(api, Fmt("mask %llu outside [1, %d]", (unsigned long long)mask, perRepeat));
+    CheckUbOperand(api, "dst", d.GetPosition(), d.UbOffset());
+    CheckUbOperand(api, "src0", a.GetPosition(), a.UbOffset());
+    CheckUbOperand(api, "src1", b.GetPosition(), b.UbOffset());
+    if (repeatTime == 0) return;
+    const int32_t blocks = int32_t((mask + perBlock - 1) / perBlock);
+    CheckFits(api, "dst", StridedSpan(repeatTime, blocks, p.dstBlkStride, p.dstRepStride), d.Bytes());
+    CheckFits(api, "src0", StridedSpan(repeatTime, blocks, p.src0BlkStride, p.src0RepStride), a.Bytes());
+    CheckFits(api, "src1", StridedSpan(repeatTime, blocks, p.src1BlkStride, p.src1RepStride), b.Bytes());
+    Instr in(api, kPipeV);
+    in.Vector(uint64_t(repeatTime) * perRepeat, sizeof(T));
+    StridedAccess(in, a, "src0", repeatTime, blocks, p.src0BlkStride, p.src0RepStride, false);
+    StridedAccess(in, b, "src1", repeatTime, blocks, p.src1BlkStride, p.src1RepStride, false);
+    StridedAccess(in, d, "dst", repeatTime, blocks, p.dstBlkStride, p.dstRepStride, true);
+    if (Cur().countOnly) return;
+    auto at = [](int32_t r, uint64_t i, uint32_t blk, uint32_t rep) { return (uint64_t(r) * rep + i / perBlock * blk) * perBlock + i % perBlock; };
+    // Every source element is read before dst is written: in-place operands see the old values.
+    std::vector<T> out(uint64_t(repeatTime) * mask);
+    for (int32_t r = 0; r < repeatTime; ++r)
+        for (uint64_t i = 0; i < mask; ++i)
+            out[r * mask + i] = f(a.Data()[at(r, i, p.src0BlkStride, p.src0RepStride)], b.Data()[at(r, i, p.src1BlkStride, p.src1RepStride)]);
+    for (int32_t r = 0; r < repeatTime; ++r)
+        for (uint64_t i = 0; i < mask; ++i) d.Data()[at(r, i, p.dstBlkStride, p.dstRepStride)] = out[r * mask + i];
+}
+
+}  // namespace twin
+
+namespace AscendC {
+
+// Mul, level-0 form with a continuous mask (Mul.md): repeatTime repeats of up to 256 B, each
+// operand's blocks and repeats at its own strides (a block stride of 0 re-reads one block: a
+// per-repeat scalar broadcast from Brcb's output).
+template <typename T>
+void Mul(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t mask, uint8_t repeatTime, const BinaryRepeatParams& p) {
+    twin::StridedBinary("Mul", d, a, b, mask, repeatTime, p, [](auto x, auto y) { return decltype(x)(x * y); });
+}
+
+// Brcb (Brcb.md): repeat r reads src[8r .. 8r + 8) and fills dst block r * dstRepStride +
+// k * dstBlkStride with src[8r + k]. Documented for A2/A3 and the 310P AI Core, where it needs
+// 8 KB of UB reserved that the twin does not model: the twin refuses it there.
+template <typename T> void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint8_t repeatTime, const BrcbRepeatParams& p) {
+    const char* api = "Brcb";
+    if constexpr (sizeof(T) != 2 && sizeof(T) != 4) twin::Fail(api, twin::Fmt("dtype %s is not supported", twin::TypeName<T>()));
+    if (std::strncmp(twin::Cur().chip->socVersion, "Ascend910B", 10) != 0)
+        twin::Fail(api, twin::Fmt("not modelled on %s (Brcb.md: it needs 8 KB of UB reserved there)", twin::Cur().chip->socVersion));
+    twin::CheckUbOperand(api, "dst", dst.GetPosition(), dst.UbOffset());
+    twin::CheckUbOperand(api, "src", src.GetPosition(), src.UbOffset());
+    if (dst.UbOffset() == src.UbOffset()) twin::Fail(api, "src and dst must not be the same address (Brcb.md)");
+    if (repeatTime == 0) return;
+    const uint32_t blk = p.dstBlkStride == 0 ? 1 : p.dstBlkStride;
+    constexpr uint32_t perBlock = 32 / sizeof(T);
+    twin::CheckFits(api, "src", uint64_t(repeatTime) * 8 * sizeof(T), src.Bytes());
+    twin::CheckFits(api, "dst", twin::StridedSpan(repeatTime, 8, blk, p.dstRepStride), dst.Bytes());
+    twin::Instr in(api, twin::kPipeV);
+    in.Vector(uint64_t(repeatTime) * 8 * perBlock, sizeof(T));
+    src.Access(in, "src", uint64_t(repeatTime) * 8 * sizeof(T), false);
+    twin::StridedAccess(in, dst, "dst", repeatTime, 8, blk, p.dstRepStride, true);
+    if (twin::Cur().countOnly) return;
+    std::vector<T> v(src.Data(), src.Data() + uint32_t(repeatTime) * 8);
+    for (uint32_t r = 0; r < repeatTime; ++r)
+        for (uint32_t k = 0; k < 8; ++k)
+            for (uint32_t i = 0; i < perBlock; ++i) dst.Data()[(uint64_t(r) * p.dstRepStride + uint64_t(k) * blk) * perBlock + i] = v[r * 8 + k];
 }
 
 // dst[i] = firstValue + i (CreateVecIndex.md: half/int16_t/int32_t/float on A2 and 310P AI Core).
