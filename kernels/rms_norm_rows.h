@@ -2,8 +2,10 @@
 // rstd = 1 / sqrt(mean(x^2) + epsilon) over the last dim; with kResidual, x = x1 + x2 first (added
 // in float32, rounded once to the row dtype, written out as x; y and rstd use that rounded x).
 // Rows are split over cores; a core moves rowsPerLoop rows per step through double-buffered
-// queues (copies: gm_copy.h, per chip). Rows too long for UB are processed in column chunks in
-// two passes (sum, then scale; the residual form reads its x back from GM in pass 2).
+// queues (copies: gm_copy.h, per chip). Rows whose tiles fit in UB but whose float32 work does not
+// (half/bf16 at 16384) stay resident, their float work done in column chunks; rows too long for
+// UB are processed in column chunks in two passes (sum, then scale; the residual form reads its x
+// back from GM in pass 2).
 // All math is float32. rstd of a resident step on A2 (rows of at most 255 blocks as float) is
 // computed for all its rows by vector ops (Sqrt and Div, exact to 1 ulp: never the approximate
 // Rsqrt) and applied through Brcb and strided Muls, no scalar read per row; elsewhere rstd is
@@ -48,7 +50,11 @@ public:
         pipe_.InitBuffer(gammaF_, t.floatCols * sizeof(float));
         pipe_.InitBuffer(red_, t.redBytes);
         if (t.rstdVecBytes) pipe_.InitBuffer(rstdV_, t.rstdVecBytes);
-        if (t.colsPerChunk < t.numCols) pipe_.InitBuffer(gQue_, t.bufferNum, t.floatCols * sizeof(G));
+        if (t.colsPerChunk < t.numCols && t.rowResident) {
+            pipe_.InitBuffer(gammaRow_, RoundUpTo(t.numCols, kBlock<G>) * sizeof(G));
+        } else if (t.colsPerChunk < t.numCols) {
+            pipe_.InitBuffer(gQue_, t.bufferNum, t.floatCols * sizeof(G));
+        }
         if (t.outStageBytes) pipe_.InitBuffer(yStage_, t.outStageBytes);
         if (kResidual && t.outStageBytes) pipe_.InitBuffer(xStage_, t.outStageBytes);
     }
@@ -60,6 +66,8 @@ public:
         if (kResidual && mover_.natural) xOut_.Init(xOutGm_, xStage_.Get<T>());
         if (t_.colsPerChunk == t_.numCols) {
             ProcessResident();
+        } else if (t_.rowResident) {
+            ProcessResidentChunks();
         } else {
             for (uint32_t i = 0; i < rows_.count; ++i) ProcessSplitRow(i);
         }
@@ -234,6 +242,72 @@ private:
 #endif
     }
 
+    // One row per step, its tiles resident (double-buffered: the next row loads while this one is
+    // computed), its float work in column chunks of colsPerChunk: pass 1 sums each chunk's squares
+    // into its own block of red_, the scalar unit adds them once per row; pass 2 scales. gamma
+    // stays in UB in its own dtype, cast a chunk at a time. Not for the residual form (its four
+    // tiles do not fit twice); on 310P rows of whole blocks only (the tiling's choice).
+    __aicore__ inline void ProcessResidentChunks() {
+        uint32_t d = t_.numCols, c = t_.colsPerChunk, chunks = CeilDivU(d, c);
+        LocalTensor<G> gRow = gammaRow_.Get<G>();
+        mover_.In(gRow, gammaGm_, 0, d);  // the first row's DeQue (MTE2 -> V, after this load on MTE2) orders it before the casts
+        LocalTensor<float> w = work_.Get<float>(), gf = gammaF_.Get<float>(), sums = red_.Get<float>();
+        LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - chunks * kSumStride, chunks * kSumStride * 4);
+        bool prefetch = t_.bufferNum > 1;
+        LoadStep(0);
+        for (uint32_t row = 0; row < rows_.count; ++row) {
+            bool more = row + 1 < rows_.count;
+            LocalTensor<T> x = xQue_.DeQue<T>();
+            if (prefetch && more) LoadStep(row + 1);
+            for (uint32_t k = 0; k < chunks; ++k) {
+                uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c;
+                LocalTensor<float> xf = AsFloat(x[c0], w, n);
+                Mul(w, xf, xf, n);
+                PipeBarrier<PIPE_V>();
+                RowSums(!mover_.aligned, sums[k * kSumStride], w, RoundUpTo(n, 8), 1, n, scratch, t_.reduceTmpBytes / sizeof(float));
+                PipeBarrier<PIPE_V>();  // the next chunk overwrites work_ and the scratch
+            }
+            int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+            SetFlag<HardEvent::V_S>(eventVS);
+            WaitFlag<HardEvent::V_S>(eventVS);
+            float s = 0.0f;
+            for (uint32_t k = 0; k < chunks; ++k) s += sums.GetValue(k * kSumStride);
+            float rv = Rstd(s);
+            int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next row's sums overwrite what S read
+            SetFlag<HardEvent::S_V>(eventSV);
+            WaitFlag<HardEvent::S_V>(eventSV);
+            LocalTensor<T> y = yQue_.AllocTensor<T>();
+            for (uint32_t k = 0; k < chunks; ++k) {
+                uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c;
+                LocalTensor<float> out = w, g = gf, xf = w;
+                if constexpr (kIsFloat<G>) {
+                    g = gRow[c0];
+                } else {
+                    Cast(gf, gRow[c0], RoundMode::CAST_NONE, n);
+                }
+                if constexpr (kIsFloat<T>) {
+                    out = y[c0];
+                    xf = x[c0];
+                } else {
+                    Cast(w, x[c0], RoundMode::CAST_NONE, n);
+                }
+                PipeBarrier<PIPE_V>();
+                Muls(out, xf, rv, n);
+                PipeBarrier<PIPE_V>();
+                Mul(out, out, g, n);
+                if constexpr (!kIsFloat<T>) {
+                    PipeBarrier<PIPE_V>();
+                    FromFloat(y[c0], out, n);
+                }
+                PipeBarrier<PIPE_V>();  // the next chunk overwrites work_ and gammaF_
+            }
+            xQue_.FreeTensor(x);
+            if (!prefetch && more) LoadStep(row + 1);
+            PutRstd(rv, row);  // first: its MTE3 -> S wait then covers the last row's y store, not this one's
+            RowsOut(yQue_, y, yGm_, yOut_, row, 1);
+        }
+    }
+
     // red_ holds every row's sum of squares (kSumStride apart), then RowSums' scratch.
     __aicore__ inline uint32_t SumsFloats() const { return t_.rowsPerLoop * kSumStride; }
 
@@ -329,6 +403,11 @@ private:
             mover_.Out(yGm_, y, base + c0, n);
             yQue_.FreeTensor(y);
         }
+        PutRstd(rv, row);
+    }
+
+    // One row's rstd, computed on the scalar unit, to GM.
+    __aicore__ inline void PutRstd(float rv, uint32_t row) {
         if (mover_.aligned) {
             rstdOut_.Put(rv);
             return;
@@ -410,6 +489,7 @@ private:
     TBuf<TPosition::VECCALC> work_;
     TBuf<TPosition::VECCALC> work2_;
     TBuf<TPosition::VECCALC> gammaF_;
+    TBuf<TPosition::VECCALC> gammaRow_;
     TBuf<TPosition::VECCALC> red_;
     TBuf<TPosition::VECCALC> rstdV_;
     TBuf<TPosition::VECOUT> rstdStage_;

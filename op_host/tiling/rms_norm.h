@@ -133,6 +133,28 @@ inline std::string CheckInputs(const char* op, const ChipInfo& chip, uint64_t ro
     return CheckForcedBlockDim(op, chip, forceBlockDim);
 }
 
+// AirfuseRmsNorm rows whose tiles fit in UB twice (x and y, double-buffered) but whose float32
+// work does not (kernels/rms_norm_rows.h ProcessResidentChunks): each row moves once, and only
+// the float work (a chunk of x and of gamma, gamma itself kept in its dtype) is chunked. Chunks
+// of >= 1024 columns, as few as fit, evened out; `chunks` gets their count. bufferNum 0 when
+// none fits.
+inline Plan ResidentChunks(uint32_t ub, bool aligned, uint32_t cols, uint32_t s, uint32_t g, uint32_t& chunks) {
+    constexpr uint32_t kMinChunk = 1024;
+    uint32_t stride = uint32_t(RoundUp(cols, 32 / s));
+    auto bytes = [&](uint32_t c) {
+        uint32_t f = FloatCols(aligned, c, s), k = uint32_t(CeilDiv(cols, c));
+        uint64_t rstd = aligned ? StageBytes(1, 4) : 2 * 32;
+        return 4 * R32(uint64_t(stride) * s) + R32(uint64_t(cols) * g) + 2 * R32(f * 4ull) + RedBytes(aligned, 1, c, c, f) + (k - 1) * 32ull + rstd;
+    };
+    for (uint64_t c = RoundUp(cols, 64) - 64; c >= kMinChunk; c -= 64) {
+        if (bytes(uint32_t(c)) > ub) continue;
+        chunks = uint32_t(CeilDiv(cols, c));
+        uint32_t even = uint32_t(RoundUp(CeilDiv(cols, chunks), 64));
+        return {2, 1, even, stride};
+    }
+    return {};
+}
+
 // Partitions rows over cores and picks the UB plan (sets res.error when none fits). A plan that
 // splits rows re-reads gamma per row anyway, so then every core that can take rows gets some.
 template <typename F>
@@ -178,13 +200,23 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     uint32_t rowCores;
     Plan p = PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
     if (!res.ok()) return res;
+    uint32_t sumBlocks = 1;  // a step's row sums (resident), or a resident row's chunks
+    // A whole row but one buffer per queue serialises each row's load, compute and store: chunked
+    // float work with two buffers is faster (benchmarks/kernel_time.py).
+    bool oneRowAtATime = p.chunk < cols || (p.bufferNum == 1 && p.rowsPerLoop == 1);
+    if (oneRowAtATime && !residual && (!aligned || cols % e == 0)) {
+        Plan q = ResidentChunks(chip.ubBytes, aligned, cols, s, g, sumBlocks);
+        if (q.bufferNum) p = q;
+    }
     *out = AirfuseRmsNormTilingData{};
     FillRowFields(out, rows, cols, p, rowCores, aligned, s);
+    out->rowResident = p.chunk < cols && sumBlocks > 1;
     out->epsilon = epsilon;
     out->rowCores = rowCores;
     out->rstdStageBytes = aligned ? StageBytes(p.rowsPerLoop, 4) : 0;
     out->workCols = uint32_t(WorkCols(p.rowsPerLoop, p.chunk, cols, p.rowStride, out->floatCols));
-    out->redBytes = RedBytes(aligned, p.rowsPerLoop, RowSpan(aligned, natural, cols, p.chunk, p.rowStride), p.rowStride, out->floatCols);
+    out->redBytes = RedBytes(aligned, p.rowsPerLoop, RowSpan(aligned, natural, cols, p.chunk, p.rowStride), p.rowStride, out->floatCols) +
+                    (sumBlocks - 1) * 32;
     out->outStageBytes = natural ? StageBytes(uint64_t(p.rowsPerLoop) * cols, s) : 0;
     out->rstdVecBytes = RstdVecBytes(aligned, p.rowsPerLoop, p.chunk, cols, p.rowStride);
     return res;
