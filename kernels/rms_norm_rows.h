@@ -242,11 +242,13 @@ private:
 #endif
     }
 
-    // One row per step, its tiles resident (double-buffered: the next row loads while this one is
-    // computed), its float work in column chunks of colsPerChunk: pass 1 sums each chunk's squares
-    // into its own block of red_, the scalar unit adds them once per row; pass 2 scales. gamma
-    // stays in UB in its own dtype, cast a chunk at a time. Not for the residual form (its four
-    // tiles do not fit twice); on 310P rows of whole blocks only (the tiling's choice).
+    // One row per step, its tiles resident, its float work in column chunks of colsPerChunk: pass 1
+    // sums each chunk's squares into its own block of red_ (the residual form first adds the
+    // chunk into x's tile), the scalar unit adds them once per row; pass 2 scales. gamma stays in
+    // UB in its own dtype, cast a chunk at a time. The next row loads while this one is computed:
+    // with two buffers per queue (AirfuseRmsNorm), or, the residual form's four tiles fitting
+    // once, as soon as pass 1 has consumed x1 and x2. On 310P rows of whole blocks only (the
+    // tiling's choice).
     __aicore__ inline void ProcessResidentChunks() {
         uint32_t d = t_.numCols, c = t_.colsPerChunk, chunks = CeilDivU(d, c);
         LocalTensor<G> gRow = gammaRow_.Get<G>();
@@ -258,14 +260,26 @@ private:
         for (uint32_t row = 0; row < rows_.count; ++row) {
             bool more = row + 1 < rows_.count;
             LocalTensor<T> x = xQue_.DeQue<T>();
+            LocalTensor<T> x2, sum;
+            if constexpr (kResidual) {
+                x2 = x2Que_.DeQue<T>();
+                sum = xOutQue_.AllocTensor<T>();
+            }
             if (prefetch && more) LoadStep(row + 1);
+            const LocalTensor<T>& normed = kResidual ? sum : x;
             for (uint32_t k = 0; k < chunks; ++k) {
                 uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c;
-                LocalTensor<float> xf = AsFloat(x[c0], w, n);
+                if constexpr (kResidual) AddRounded(sum[c0], x[c0], x2[c0], n);
+                LocalTensor<float> xf = AsFloat(normed[c0], w, n);
                 Mul(w, xf, xf, n);
                 PipeBarrier<PIPE_V>();
                 RowSums(!mover_.aligned, sums[k * kSumStride], w, RoundUpTo(n, 8), 1, n, scratch, t_.reduceTmpBytes / sizeof(float));
                 PipeBarrier<PIPE_V>();  // the next chunk overwrites work_ and the scratch
+            }
+            if constexpr (kResidual) {
+                xQue_.FreeTensor(x);
+                x2Que_.FreeTensor(x2);
+                if (!prefetch && more) LoadStep(row + 1);
             }
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
             SetFlag<HardEvent::V_S>(eventVS);
@@ -287,9 +301,9 @@ private:
                 }
                 if constexpr (kIsFloat<T>) {
                     out = y[c0];
-                    xf = x[c0];
+                    xf = normed[c0];
                 } else {
-                    Cast(w, x[c0], RoundMode::CAST_NONE, n);
+                    Cast(w, normed[c0], RoundMode::CAST_NONE, n);
                 }
                 PipeBarrier<PIPE_V>();
                 Muls(out, xf, rv, n);
@@ -301,9 +315,12 @@ private:
                 }
                 PipeBarrier<PIPE_V>();  // the next chunk overwrites work_ and gammaF_
             }
-            xQue_.FreeTensor(x);
-            if (!prefetch && more) LoadStep(row + 1);
-            PutRstd(rv, row);  // first: its MTE3 -> S wait then covers the last row's y store, not this one's
+            if constexpr (!kResidual) {
+                xQue_.FreeTensor(x);
+                if (!prefetch && more) LoadStep(row + 1);
+            }
+            PutRstd(rv, row);  // first: its MTE3 -> S wait then covers the last row's stores, not this one's
+            if constexpr (kResidual) RowsOut(xOutQue_, sum, xOutGm_, xOut_, row, 1);
             RowsOut(yQue_, y, yGm_, yOut_, row, 1);
         }
     }

@@ -133,24 +133,25 @@ inline std::string CheckInputs(const char* op, const ChipInfo& chip, uint64_t ro
     return CheckForcedBlockDim(op, chip, forceBlockDim);
 }
 
-// AirfuseRmsNorm rows whose tiles fit in UB twice (x and y, double-buffered) but whose float32
-// work does not (kernels/rms_norm_rows.h ProcessResidentChunks): each row moves once, and only
-// the float work (a chunk of x and of gamma, gamma itself kept in its dtype) is chunked. Chunks
-// of >= 1024 columns, as few as fit, evened out; `chunks` gets their count. bufferNum 0 when
-// none fits.
-inline Plan ResidentChunks(uint32_t ub, bool aligned, uint32_t cols, uint32_t s, uint32_t g, uint32_t& chunks) {
+// Rows whose tiles fit in UB (AirfuseRmsNorm: x and y twice, double-buffered; the residual form:
+// x1, x2, x and y once) but whose float32 work does not (kernels/rms_norm_rows.h
+// ProcessResidentChunks): each row moves once, and only the float work (a chunk of x, of x2 with
+// the residual add, and of gamma, gamma itself kept in its dtype) is chunked. Chunks of >= 1024
+// columns, as few as fit, evened out; `chunks` gets their count. bufferNum 0 when none fits.
+inline Plan ResidentChunks(uint32_t ub, bool residual, bool aligned, uint32_t cols, uint32_t s, uint32_t g, uint32_t& chunks) {
     constexpr uint32_t kMinChunk = 1024;
-    uint32_t stride = uint32_t(RoundUp(cols, 32 / s));
+    uint32_t stride = uint32_t(RoundUp(cols, 32 / s)), buf = residual ? 1 : 2;
     auto bytes = [&](uint32_t c) {
         uint32_t f = FloatCols(aligned, c, s), k = uint32_t(CeilDiv(cols, c));
-        uint64_t rstd = aligned ? StageBytes(1, 4) : 2 * 32;
-        return 4 * R32(uint64_t(stride) * s) + R32(uint64_t(cols) * g) + 2 * R32(f * 4ull) + RedBytes(aligned, 1, c, c, f) + (k - 1) * 32ull + rstd;
+        uint64_t rstd = aligned ? StageBytes(1, 4) : buf * 32, floats = residual && s != 4 ? 3 : 2;
+        return 4 * R32(uint64_t(stride) * s) + R32(uint64_t(cols) * g) + floats * R32(f * 4ull) + RedBytes(aligned, 1, c, c, f) + (k - 1) * 32ull +
+               rstd;
     };
     for (uint64_t c = RoundUp(cols, 64) - 64; c >= kMinChunk; c -= 64) {
         if (bytes(uint32_t(c)) > ub) continue;
         chunks = uint32_t(CeilDiv(cols, c));
         uint32_t even = uint32_t(RoundUp(CeilDiv(cols, chunks), 64));
-        return {2, 1, even, stride};
+        return {buf, 1, even, stride};
     }
     return {};
 }
@@ -204,8 +205,8 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     // A whole row but one buffer per queue serialises each row's load, compute and store: chunked
     // float work with two buffers is faster (benchmarks/kernel_time.py).
     bool oneRowAtATime = p.chunk < cols || (p.bufferNum == 1 && p.rowsPerLoop == 1);
-    if (oneRowAtATime && !residual && (!aligned || cols % e == 0)) {
-        Plan q = ResidentChunks(chip.ubBytes, aligned, cols, s, g, sumBlocks);
+    if (oneRowAtATime && (!aligned || cols % e == 0)) {
+        Plan q = ResidentChunks(chip.ubBytes, residual, aligned, cols, s, g, sumBlocks);
         if (q.bufferNum) p = q;
     }
     *out = AirfuseRmsNormTilingData{};

@@ -30,7 +30,7 @@ NORM_SCENARIOS = [
 # (chip, shape, x dtype, gamma dtype, block_dim): the residual add's own paths (float and half sums,
 # split rows reading x back, rows under 32 B streaming x on 310P).
 ADD_NORM_SCENARIOS = [(B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 0), (B2, (1, 20000), BF16, F32, 0), (B2, (16, 64), F32, F32, 4),
-                      (B2, (200, 100), F16, F16, 1),
+                      (B2, (200, 100), F16, F16, 1), (B2, (3, 16384), BF16, BF16, 1),
                       (P3, (3, 7), F16, F16, 0), (P3, (9, 1), F32, F32, 8), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F32, 0)]
 # (chip, x shape, cos/sin shape, x dtype, table dtype, mode, block_dim): shared and per-row tables,
 # float and half/bf16 rows and tables, strided runs, both chips' copies.

@@ -147,17 +147,22 @@ def test_vector_rstd_steps(rows, cols, dtype, block_dim):
     check_add_rms_norm(x, x2, gamma, chip="Ascend910B2", block_dim=block_dim)
 
 
-# Rows whose tiles fit in UB twice but whose float work does not: resident, float work in column
-# chunks (the last one shorter on 910B: 16384 = 4 x 3328 + 3072).
+# Rows whose tiles fit in UB (rms_norm: twice; add_rms_norm: once) but whose float work does not:
+# resident, float work in column chunks (the last one shorter: 16384 = 4 x 3328 + 3072 on 910B).
 @pytest.mark.parametrize("chip,rows,dtype", [("Ascend910B2", 5, torch.bfloat16), ("Ascend310P3", 7, torch.float16)], ids=str)
-def test_resident_rows_in_float_chunks(chip, rows, dtype):
+@pytest.mark.parametrize("op", ["rms_norm", "add_rms_norm"])
+def test_resident_rows_in_float_chunks(op, chip, rows, dtype):
     cols = 16384
-    tile = twin.tiling("rms_norm", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, 2)
+    tile = twin.tiling(op, chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, 2)
     chunk, = struct.unpack_from("<I", tile.data.raw, 28)
     row_resident, = struct.unpack_from("<I", tile.data.raw, 76)
     assert row_resident == 1 and chunk < cols
     gen = generator()
-    check_rms_norm(randn((rows, cols), dtype, gen), randn((cols,), dtype, gen), chip=chip, block_dim=2)
+    x, x2, gamma = randn((rows, cols), dtype, gen), randn((rows, cols), dtype, gen), randn((cols,), dtype, gen)
+    if op == "rms_norm":
+        check_rms_norm(x, gamma, chip=chip, block_dim=2)
+    else:
+        check_add_rms_norm(x, x2, gamma, chip=chip, block_dim=2)
 
 
 @pytest.mark.parametrize("x_dt,g_dt", [(torch.bfloat16, torch.bfloat16), (torch.bfloat16, torch.float32)], ids=["bf16-bf16", "bf16-f32"])
