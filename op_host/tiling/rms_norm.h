@@ -209,6 +209,13 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
         Plan q = ResidentChunks(chip.ubBytes, residual, aligned, cols, s, g, sumBlocks);
         if (q.bufferNum) p = q;
     }
+    // The fewest cores that keep the busiest core's row count (128 rows on 48 cores: 43 of 3
+    // rows): the same critical path, fewer gamma reads and, in the cost model, whose HBM share is
+    // split evenly by the cores launched, a larger share each.
+    if (!forceBlockDim) {
+        res.blockDim = uint32_t(CeilDiv(rows, CeilDiv(rows, rowCores)));
+        Partition(chip, rows, 0, minRows, res, rowCores);
+    }
     *out = AirfuseRmsNormTilingData{};
     FillRowFields(out, rows, cols, p, rowCores, aligned, s);
     out->rowResident = p.chunk < cols && sumBlocks > 1;
