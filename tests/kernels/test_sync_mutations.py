@@ -26,6 +26,7 @@ NORM_SCENARIOS = [
     (B2, (1, 65536), F32, F32, 0), (B2, (2, 12288), BF16, BF16, 0), (B2, (1, 20000), F16, F16, 0), (B2, (6, 16384), BF16, BF16, 1),
     (P3, (3, 7), F16, F16, 0), (P3, (2, 4097), F32, F32, 0), (P3, (9, 1), F32, F32, 8), (P3, (40, 100), F16, F32, 4),
     (P3, (1, 65536), F32, F32, 0), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F16, 0), (P3, (8, 4096), F16, F16, 1),
+    (P3, (24, 256), F16, F32, 0), (P3, (2, 20000), F32, F32, 0),
 ]
 # (chip, shape, x dtype, gamma dtype, block_dim): the residual add's own paths (float and half sums,
 # split rows reading x back, rows under 32 B streaming x on 310P).
