@@ -287,37 +287,49 @@ private:
     // op_host/tiling/rms_norm.h SplitColumns): colRows rows of the slice's x and dy per strided
     // copy, the next step's loaded while one is computed, their product scaled per row by rstd and
     // added by halving into a float sum (gamma's buffer, the row pass is done with it), cast, stored.
+    // rstd is only read by vector ops here: no MTE2 -> S or S -> MTE2 wait.
     __aicore__ inline void ColumnDgamma() {
         uint32_t d = t_.numCols, c0 = uint32_t(GetBlockIdx()) * t_.colCols, n = d - c0 < t_.colCols ? d - c0 : t_.colCols;
         uint64_t rows = t_.numRows;
         LocalTensor<float> acc = gammaF_.Get<float>();
-        Duplicate(acc, 0.0f, n);  // the row pass's last vector barrier follows its reads of gamma from this buffer
+        PipeBarrier<PIPE_V>();  // split rows: the last chunk's dx still reads gamma and the float work buffers
+        Duplicate(acc, 0.0f, n);
         bool prefetch = t_.bufferNum > 1;
         LoadColumns(0, c0, n);
         for (uint64_t first = 0; first < rows; first += t_.colRows) {
             uint32_t k = uint32_t(rows - first < t_.colRows ? rows - first : t_.colRows);
             LocalTensor<T> in = inQue_.DeQue<T>();
             LocalTensor<float> r = rstdQue_.DeQue<float>();
-            WaitMte2ForScalar();
             bool more = first + t_.colRows < rows;
             if (prefetch && more) LoadColumns(first + t_.colRows, c0, n);
-            LocalTensor<float> X, A;
+            // X = x * dy; then rstd broadcast over each row's n columns (B) by a Gather with byte
+            // offsets 4i for row i, built where this step's inputs no longer are (no scalar read
+            // per row); X *= B.
+            LocalTensor<float> X, A, B;
+            LocalTensor<uint32_t> offsets;
             if constexpr (kIsFloat<T>) {
                 X = in;
                 A = in[InHalf()];
+                B = resident_ ? c_.Get<float>() : a_.Get<float>();
+                offsets = A.template ReinterpretCast<uint32_t>();
             } else {
                 X = a_.Get<float>();
                 A = b_.Get<float>();
+                B = A;
+                offsets = in.template ReinterpretCast<uint32_t>();
                 Cast(X, in, RoundMode::CAST_NONE, k * n);
                 Cast(A, in[InHalf()], RoundMode::CAST_NONE, k * n);
                 PipeBarrier<PIPE_V>();
             }
             Mul(X, X, A, k * n);
+            PipeBarrier<PIPE_V>();  // float: the offsets overwrite dy
+            for (uint32_t i = 0; i < k; ++i) Duplicate(offsets[i * n], i * uint32_t(sizeof(float)), n);
+            uint32_t loaded = RoundUpTo(k, kBlock<float>), held = RoundUpTo(t_.rowsPerLoop, kBlock<float>);
+            if (loaded < held) Duplicate(r[loaded], 0.0f, held - loaded);  // Gather reads its source whole
             PipeBarrier<PIPE_V>();
-            for (uint32_t i = 0; i < k; ++i) Muls(X[i * n], X[i * n], r.GetValue(i), n);
-            int32_t eventSMTE2 = GetTPipePtr()->FetchEventID(HardEvent::S_MTE2);  // a later step's rstd overwrites what S read
-            SetFlag<HardEvent::S_MTE2>(eventSMTE2);
-            WaitFlag<HardEvent::S_MTE2>(eventSMTE2);
+            Gather(B, r, offsets, 0, k * n);
+            PipeBarrier<PIPE_V>();
+            Mul(X, X, B, k * n);
             PipeBarrier<PIPE_V>();
             AddRows(acc, X, k, n, n);
             inQue_.FreeTensor(in);

@@ -179,8 +179,9 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
 // per core, each summed over every row in steps of `rows` rows (kernels/rms_norm_grad.cpp
 // ColumnDgamma). A slice is whole 32 B blocks of x and of gamma (strided DataCopy) and a step
 // reuses the kernel's buffers: its x and dy in a step's input buffer (rows * cols <= rowsPerLoop *
-// rowStride), its rstd in the rstd buffer (rows <= rowsPerLoop rounded up to 8), the slice's float
-// sum in the gamma buffer, its cast in the dx buffer. cores = 0 when no split of >= 2 slices fits,
+// rowStride), its rstd in the rstd buffer (rows <= rowsPerLoop rounded up to 8), the float products,
+// the rstd Gather's offsets and result in the float work buffers and the input buffer, the slice's
+// float sum in the gamma buffer, its cast in the dx buffer. cores = 0 when no split of >= 2 slices fits,
 // or for one row (nothing to share: the second read of x and dy costs more than it saves,
 // benchmarks/kernel_time.py).
 struct ColumnSplit {
