@@ -45,7 +45,7 @@ public:
         uint32_t f = t.floatCols;
         uint32_t rowBytes = t.rowsPerLoop * t.rowStride * sizeof(T);
         pipe_.InitBuffer(inQue_, t.bufferNum, 2 * rowBytes);  // x, then dy at InHalf()
-        pipe_.InitBuffer(rstdQue_, t.bufferNum, RoundUpTo(t.rowsPerLoop, kBlock<float>) * sizeof(float));
+        pipe_.InitBuffer(rstdQue_, t.bufferNum, RstdHeld() * sizeof(float));
         pipe_.InitBuffer(dxQue_, t.bufferNum, rowBytes);
         // Resident: a_ and b_ hold a step's x and dy as float (half/bf16: the products then go in
         // the input buffer; float is used in place, the products in c_). Split: a_ and b_ one chunk each.
@@ -283,6 +283,11 @@ private:
 
     __aicore__ inline bool ColumnMode() const { return t_.colCores > 0; }
 
+    // Floats of each rstd buffer: a step's rows, or a column step's (op_host/tiling/rms_norm.h SplitColumns).
+    __aicore__ inline uint32_t RstdHeld() const {
+        return RoundUpTo(t_.rowsPerLoop > t_.colRows ? t_.rowsPerLoop : t_.colRows, kBlock<float>);
+    }
+
     // dgamma for this core's slice of colCols columns, summed over every row (no hardware SyncAll:
     // op_host/tiling/rms_norm.h SplitColumns): colRows rows of the slice's x and dy per strided
     // copy, the next step's loaded while one is computed, their product scaled per row by rstd and
@@ -324,8 +329,8 @@ private:
             Mul(X, X, A, k * n);
             PipeBarrier<PIPE_V>();  // float: the offsets overwrite dy
             for (uint32_t i = 0; i < k; ++i) Duplicate(offsets[i * n], i * uint32_t(sizeof(float)), n);
-            uint32_t loaded = RoundUpTo(k, kBlock<float>), held = RoundUpTo(t_.rowsPerLoop, kBlock<float>);
-            if (loaded < held) Duplicate(r[loaded], 0.0f, held - loaded);  // Gather reads its source whole
+            uint32_t loaded = RoundUpTo(k, kBlock<float>);
+            if (loaded < RstdHeld()) Duplicate(r[loaded], 0.0f, RstdHeld() - loaded);  // Gather reads its source whole
             PipeBarrier<PIPE_V>();
             Gather(B, r, offsets, 0, k * n);
             PipeBarrier<PIPE_V>();

@@ -179,7 +179,8 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
 // per core, each summed over every row in steps of `rows` rows (kernels/rms_norm_grad.cpp
 // ColumnDgamma). A slice is whole 32 B blocks of x and of gamma (strided DataCopy) and a step
 // reuses the kernel's buffers: its x and dy in a step's input buffer (rows * cols <= rowsPerLoop *
-// rowStride), its rstd in the rstd buffer (rows <= rowsPerLoop rounded up to 8), the float products,
+// rowStride), its rstd in the rstd buffers (grown from rowsPerLoop to `rows` floats, rounded up to 8,
+// while the plan's `spare` UB bytes allow: fewer, longer steps), the float products,
 // the rstd Gather's offsets and result in the float work buffers and the input buffer, the slice's
 // float sum in the gamma buffer, its cast in the dx buffer. cores = 0 when no split of >= 2 slices fits,
 // or for one row (nothing to share: the second read of x and dy costs more than it saves,
@@ -188,11 +189,12 @@ struct ColumnSplit {
     uint32_t cores, cols, rows;
 };
 
-inline ColumnSplit SplitColumns(uint64_t rows, uint32_t cols, uint32_t s, uint32_t g, const Plan& p, uint32_t maxCores) {
+inline ColumnSplit SplitColumns(uint64_t rows, uint32_t cols, uint32_t s, uint32_t g, const Plan& p, uint32_t maxCores, uint64_t spare) {
     uint32_t unit = 32 / (s < g ? s : g);
     if (cols % unit != 0 || maxCores < 2 || rows < 2) return {};
     uint32_t width = uint32_t(RoundUp(CeilDiv(cols, maxCores), unit)), cores = uint32_t(CeilDiv(cols, width));
-    uint64_t inElems = uint64_t(p.rowsPerLoop) * p.rowStride, step = inElems / width, rstd = RoundUp(p.rowsPerLoop, 8);
+    uint64_t inElems = uint64_t(p.rowsPerLoop) * p.rowStride, step = inElems / width;
+    uint64_t rstd = RoundUp(p.rowsPerLoop, 8) + spare / (4 * p.bufferNum) / 8 * 8;  // floats R32 keeps within spare
     step = step < rstd ? step : rstd;
     step = step < rows ? step : rows;
     step = step < kMaxBlockCount ? step : kMaxBlockCount;
@@ -250,7 +252,8 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     if (!res.ok()) return res;
     detail::ColumnSplit split{};
     if (!chip.hardSyncAll) {
-        split = detail::SplitColumns(rows, cols, s, g, p, forceBlockDim ? forceBlockDim : chip.vectorCores);
+        uint64_t used = bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride);
+        split = detail::SplitColumns(rows, cols, s, g, p, forceBlockDim ? forceBlockDim : chip.vectorCores, chip.ubBytes - used);
         if (split.cores == 0) {
             if (forceBlockDim > 1)
                 return {std::string(op) + ": block_dim " + std::to_string(forceBlockDim) + " needs a hardware SyncAll or dgamma split by " +
