@@ -144,11 +144,14 @@ private:
             PipeBarrier<PIPE_V>();
             for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(D[i * stride], d);
             RowSums(!mover_.aligned, sums, D, stride, n, span, scratch, t_.reduceTmpBytes / sizeof(float));
-            for (uint32_t i = 0; i < n; ++i) Muls(A[i * stride], A[i * stride], r.GetValue(i), span);
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
             SetFlag<HardEvent::V_S>(eventVS);
             WaitFlag<HardEvent::V_S>(eventVS);
-            for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i) * sums.GetValue(i * kSumStride) * t_.avgFactor, span);
+            for (uint32_t i = 0; i < n; ++i) {  // one scalar read of rstd for both (the scalar unit bounds short rows)
+                float rv = r.GetValue(i);
+                Muls(A[i * stride], A[i * stride], rv, span);
+                Muls(X[i * stride], X[i * stride], rv * sums.GetValue(i * kSumStride) * t_.avgFactor, span);
+            }
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
             WaitFlag<HardEvent::S_V>(eventSV);
