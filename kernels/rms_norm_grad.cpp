@@ -6,8 +6,9 @@
 // accumulates its rows' dgamma in float32 (in UB when a row fits, else in its workspace row); the
 // cores leave their partial rows in the workspace and after SyncAll each sums a slice
 // of columns (core 0 keeps its own in UB and sums them all when dgamma is too short to spread).
-// Without a hardware SyncAll (310P) the cores instead sum dgamma over every row for a slice of
-// columns each (ColumnDgamma), reading x and dy a second time; or one core does everything.
+// Without a hardware SyncAll (310P), and on 910B for rows split in chunks, the cores instead sum
+// dgamma over every row for a slice of columns each (ColumnDgamma), reading x and dy a second
+// time; on 310P, when no such split exists, one core does everything.
 // Copies: gm_copy.h, per chip (on 310P partial rows keep the windowed layout at a 32 B stride).
 #include "gm_copy.h"
 #include "rms_norm_grad_tiling.h"

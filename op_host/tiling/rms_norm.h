@@ -245,16 +245,18 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     };
     // Without a hardware SyncAll (310P) the cores cannot sum each other's partial dgamma rows (the
     // soft SyncAll needs a GM region zeroed before any core starts, which neither op_host nor the
-    // kernel can guarantee): the cores then split dgamma by columns (ColumnSplit), or one core
-    // does everything.
+    // kernel can guarantee): the cores then split dgamma by columns (SplitColumns), or one core
+    // does everything. With one, rows split in chunks also take the column split: their partial
+    // rows would go through GM row by row (benchmarks/kernel_time.py: 910B2 16384 x 16384 bf16
+    // 2.89 -> 2.35 x the roofline), while resident rows sum theirs in UB.
     uint32_t rowCores;
     detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
     if (!res.ok()) return res;
     detail::ColumnSplit split{};
-    if (!chip.hardSyncAll) {
+    if (!chip.hardSyncAll || p.chunk < cols) {
         uint64_t used = bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride);
         split = detail::SplitColumns(rows, cols, s, g, p, forceBlockDim ? forceBlockDim : chip.vectorCores, chip.ubBytes - used);
-        if (split.cores == 0) {
+        if (split.cores == 0 && !chip.hardSyncAll) {
             if (forceBlockDim > 1)
                 return {std::string(op) + ": block_dim " + std::to_string(forceBlockDim) + " needs a hardware SyncAll or dgamma split by " +
                         "columns (x's last dim a multiple of 32 bytes, >= 2 slices), which " + chip.socVersion + " and " +

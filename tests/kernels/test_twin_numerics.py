@@ -193,9 +193,20 @@ COLUMN_CASES = [(37, 256, torch.float32, torch.float32, 0), (300, 1024, torch.fl
 @pytest.mark.parametrize("rows,cols,x_dt,g_dt,block_dim", COLUMN_CASES, ids=str)
 def test_310p_grad_splits_dgamma_by_columns(rows, cols, x_dt, g_dt, block_dim):
     """310P: each core sums dgamma over every row for a slice of columns (no SyncAll needed)."""
-    tile = twin.tiling("rms_norm_grad", "Ascend310P3", rows, cols, twin.GE_DTYPE[x_dt], twin.GE_DTYPE[g_dt], block_dim)
+    check_column_split("Ascend310P3", rows, cols, x_dt, g_dt, block_dim, min(rows, 8))
+
+
+@pytest.mark.parametrize("rows,cols,x_dt,g_dt", [(5, 20000, torch.bfloat16, torch.float32), (60, 16384, torch.float16, torch.float16)], ids=str)
+def test_910b_split_rows_split_dgamma_by_columns(rows, cols, x_dt, g_dt):
+    """910B: rows split in chunks sum dgamma by columns too, not through partial rows in GM."""
+    check_column_split("Ascend910B2", rows, cols, x_dt, g_dt, 0, min(rows, 48))
+
+
+def check_column_split(chip, rows, cols, x_dt, g_dt, block_dim, row_cores):
+    tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[x_dt], twin.GE_DTYPE[g_dt], block_dim)
     (col_cores,) = struct.unpack_from("<I", tile.data.raw, 72)  # after redBytes
-    assert col_cores >= 2 and tile.workspace_bytes == 2 << 20  # the system workspace only: no partial rows
+    system = {"Ascend310P3": 2 << 20, "Ascend910B2": 16 << 20}[chip]
+    assert col_cores >= 2 and tile.workspace_bytes == system  # no partial rows
     gen = generator()
     x, gamma, dy = randn((rows, cols), x_dt, gen), randn((cols,), g_dt, gen), randn((rows, cols), x_dt, gen)
-    assert check_rms_norm_backward(dy, x, gamma, chip="Ascend310P3", block_dim=block_dim).block_dim == (block_dim or max(col_cores, min(rows, 8)))
+    assert check_rms_norm_backward(dy, x, gamma, chip=chip, block_dim=block_dim).block_dim == (block_dim or max(col_cores, row_cores))
