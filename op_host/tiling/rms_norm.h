@@ -175,8 +175,8 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     return res;
 }
 
-// AirfuseRmsNormGrad without a hardware SyncAll: dgamma split into slices of `cols` columns, one
-// per core, each summed over every row in steps of `rows` rows (kernels/rms_norm_grad.cpp
+// AirfuseRmsNormGrad without a hardware SyncAll, or with rows split in chunks: dgamma split into
+// slices of `cols` columns, one per core, each summed over every row in steps of `rows` rows (kernels/rms_norm_grad.cpp
 // ColumnDgamma). A slice is whole 32 B blocks of x and of gamma (strided DataCopy) and a step
 // reuses the kernel's buffers: its x and dy in a step's input buffer (rows * cols <= rowsPerLoop *
 // rowStride), its rstd in the rstd buffers (grown from rowsPerLoop to `rows` floats, rounded up to 8,
