@@ -58,7 +58,7 @@ template <typename U> __aicore__ inline void LoadNatural(const LocalTensor<U>& u
     uint32_t whole = n / kBlock<U> * kBlock<U>;
     if (whole > 0) DataCopy(ub, gm[off], whole);
     int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the buffer may still be read by earlier vector work
-    SetFlag<HardEvent::V_S>(eventVS);  // redundant-sync: load-natural-v-s
+    SetFlag<HardEvent::V_S>(eventVS);
     WaitFlag<HardEvent::V_S>(eventVS);
     for (uint32_t i = whole; i < n; ++i) ub.SetValue(i, gm.GetValue(off + i));
     int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);

@@ -6,6 +6,9 @@
 // accumulates its rows' dgamma in float32 (in UB when a row fits, else in its workspace row); the
 // cores leave their partial rows in the workspace and after SyncAll each sums a slice
 // of columns (core 0 keeps its own in UB and sums them all when dgamma is too short to spread).
+// Without a hardware SyncAll (310P), and on 910B for rows split in chunks, the cores instead sum
+// dgamma over every row for a slice of columns each (ColumnDgamma), reading x and dy a second
+// time; on 310P, when no such split exists, one core does everything.
 // Copies: gm_copy.h, per chip (on 310P partial rows keep the windowed layout at a 32 B stride).
 #include "gm_copy.h"
 #include "rms_norm_grad_tiling.h"
@@ -33,11 +36,17 @@ public:
         rstdGm_.SetGlobalBuffer((__gm__ float*)rstd + rows_.start, t.numRows - rows_.start);
         gammaGm_.SetGlobalBuffer((__gm__ G*)gamma, d);
         dgammaGm_.SetGlobalBuffer((__gm__ G*)dgamma, d);
-        wsGm_.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), uint64_t(t.usedCores) * t.wsStride);
+        if (ColumnMode()) {
+            xAll_.SetGlobalBuffer((__gm__ T*)x, t.numRows * d);
+            dyAll_.SetGlobalBuffer((__gm__ T*)dy, t.numRows * d);
+            rstdAll_.SetGlobalBuffer((__gm__ float*)rstd, t.numRows);
+        } else {
+            wsGm_.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), uint64_t(t.usedCores) * t.wsStride);
+        }
         uint32_t f = t.floatCols;
         uint32_t rowBytes = t.rowsPerLoop * t.rowStride * sizeof(T);
         pipe_.InitBuffer(inQue_, t.bufferNum, 2 * rowBytes);  // x, then dy at InHalf()
-        pipe_.InitBuffer(rstdQue_, t.bufferNum, RoundUpTo(t.rowsPerLoop, kBlock<float>) * sizeof(float));
+        pipe_.InitBuffer(rstdQue_, t.bufferNum, RstdHeld() * sizeof(float));
         pipe_.InitBuffer(dxQue_, t.bufferNum, rowBytes);
         // Resident: a_ and b_ hold a step's x and dy as float (half/bf16: the products then go in
         // the input buffer; float is used in place, the products in c_). Split: a_ and b_ one chunk each.
@@ -66,6 +75,10 @@ public:
                 for (uint32_t i = 0; i < rows_.count; ++i) ProcessSplitRow(i);
             }
             if (mover_.natural) dxOut_.Finish();
+        }
+        if (ColumnMode()) {
+            if (GetBlockIdx() < t_.colCores) ColumnDgamma();
+            return;
         }
 #if !(defined(__CCE_AICORE__) && __CCE_AICORE__ == 200)
         // Partial rows written before core 0 reads them; SyncAll starts with PipeBarrier<PIPE_ALL>
@@ -118,19 +131,28 @@ private:
             PipeBarrier<PIPE_V>();
             for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i), span);
             PipeBarrier<PIPE_V>();
-            Mul(D, A, X, width);
-            PipeBarrier<PIPE_V>();
+            if (!ColumnMode()) {
+                Mul(D, A, X, width);
+                PipeBarrier<PIPE_V>();
+            }
             for (uint32_t i = 0; i < n; ++i) Mul(A[i * stride], A[i * stride], g, span);
-            AddRows(acc, D, n, span);
+            if (ColumnMode()) {
+                PipeBarrier<PIPE_V>();
+            } else {
+                AddRows(acc, D, n, span, stride);
+            }
             Mul(D, A, X, width);
             PipeBarrier<PIPE_V>();
             for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(D[i * stride], d);
             RowSums(!mover_.aligned, sums, D, stride, n, span, scratch, t_.reduceTmpBytes / sizeof(float));
-            for (uint32_t i = 0; i < n; ++i) Muls(A[i * stride], A[i * stride], r.GetValue(i), span);
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
             SetFlag<HardEvent::V_S>(eventVS);
             WaitFlag<HardEvent::V_S>(eventVS);
-            for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i) * sums.GetValue(i * kSumStride) * t_.avgFactor, span);
+            for (uint32_t i = 0; i < n; ++i) {  // one scalar read of rstd for both (the scalar unit bounds short rows)
+                float rv = r.GetValue(i);
+                Muls(A[i * stride], A[i * stride], rv, span);
+                Muls(X[i * stride], X[i * stride], rv * sums.GetValue(i * kSumStride) * t_.avgFactor, span);
+            }
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
             WaitFlag<HardEvent::S_V>(eventSV);
@@ -159,7 +181,7 @@ private:
             }
             dxQue_.FreeTensor(dxl);
         }
-        if (GetBlockIdx() != 0 || Spread()) {
+        if (!ColumnMode() && (GetBlockIdx() != 0 || Spread())) {
             int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
             SetFlag<HardEvent::V_MTE3>(eventVMTE3);  // redundant-sync: grad-acc-store
             WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
@@ -185,8 +207,7 @@ private:
 
     // acc += the sum of n rows of `rows` (stride apart), by halving (a fixed order); leaves rows
     // clobbered and ends with a barrier.
-    __aicore__ inline void AddRows(const LocalTensor<float>& acc, const LocalTensor<float>& rows, uint32_t n, uint32_t span) {
-        uint32_t stride = t_.rowStride;
+    __aicore__ inline void AddRows(const LocalTensor<float>& acc, const LocalTensor<float>& rows, uint32_t n, uint32_t span, uint32_t stride) {
         for (uint32_t count = n; count > 1;) {
             uint32_t half = count / 2;
             Add(rows, rows, rows[(count - half) * stride], (half - 1) * stride + span);
@@ -231,20 +252,12 @@ private:
             LocalTensor<T> x, dy;
             LocalTensor<G> gq;
             CopyInChunk(base + c0, c0, n, x, dy, gq);
-            LocalTensor<float> a = a_.Get<float>();
             LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), span);
-            Product(a, x, dy, rv, span);
-            if (row > 0) AddFromWorkspace(a, wsRow + c0, n);
-            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-            SetFlag<HardEvent::V_MTE3>(eventVMTE3);
-            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
-            mover_.PaddedOut(wsGm_, a, wsRow + c0, n);
-            int32_t eventMTE3V = GetTPipePtr()->FetchEventID(HardEvent::MTE3_V);
-            SetFlag<HardEvent::MTE3_V>(eventMTE3V);
-            WaitFlag<HardEvent::MTE3_V>(eventMTE3V);
-            int32_t eventMTE3MTE2 = GetTPipePtr()->FetchEventID(HardEvent::MTE3_MTE2);
-            SetFlag<HardEvent::MTE3_MTE2>(eventMTE3MTE2);  // redundant-sync: grad-workspace-row-store
-            WaitFlag<HardEvent::MTE3_MTE2>(eventMTE3MTE2);
+            if (ColumnMode()) {
+                PipeBarrier<PIPE_V>();  // the previous chunk's dx still reads a_
+            } else {
+                AddToWorkspaceRow(x, dy, rv, row, wsRow + c0, n);
+            }
             LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
             Dx(x, dy, g, dxl, rv, rv * mean, span);
             FreeChunk(x, dy, gq);
@@ -253,6 +266,111 @@ private:
             mover_.Out(dxGm_, dxl, base + c0, n);
             dxQue_.FreeTensor(dxl);
         }
+    }
+
+    // This row's dgamma terms for a chunk of n columns added into the core's workspace row at off.
+    __aicore__ inline void AddToWorkspaceRow(const LocalTensor<T>& x, const LocalTensor<T>& dy, float rv, uint32_t row, uint64_t off, uint32_t n) {
+        LocalTensor<float> a = a_.Get<float>();
+        Product(a, x, dy, rv, mover_.Span(n));
+        if (row > 0) AddFromWorkspace(a, off, n);
+        int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+        WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+        mover_.PaddedOut(wsGm_, a, off, n);
+        int32_t eventMTE3V = GetTPipePtr()->FetchEventID(HardEvent::MTE3_V);
+        SetFlag<HardEvent::MTE3_V>(eventMTE3V);
+        WaitFlag<HardEvent::MTE3_V>(eventMTE3V);
+        int32_t eventMTE3MTE2 = GetTPipePtr()->FetchEventID(HardEvent::MTE3_MTE2);
+        SetFlag<HardEvent::MTE3_MTE2>(eventMTE3MTE2);  // redundant-sync: grad-workspace-row-store
+        WaitFlag<HardEvent::MTE3_MTE2>(eventMTE3MTE2);
+    }
+
+    __aicore__ inline bool ColumnMode() const { return t_.colCores > 0; }
+
+    // Floats of each rstd buffer: a step's rows, or a column step's (op_host/tiling/rms_norm.h SplitColumns).
+    __aicore__ inline uint32_t RstdHeld() const {
+        return RoundUpTo(t_.rowsPerLoop > t_.colRows ? t_.rowsPerLoop : t_.colRows, kBlock<float>);
+    }
+
+    // dgamma for this core's slice of colCols columns, summed over every row (no hardware SyncAll:
+    // op_host/tiling/rms_norm.h SplitColumns): colRows rows of the slice's x and dy per strided
+    // copy, the next step's loaded while one is computed, their product scaled per row by rstd and
+    // added by halving into a float sum (gamma's buffer, the row pass is done with it), cast, stored.
+    // rstd is only read by vector ops here: no MTE2 -> S or S -> MTE2 wait.
+    __aicore__ inline void ColumnDgamma() {
+        uint32_t d = t_.numCols, c0 = uint32_t(GetBlockIdx()) * t_.colCols, n = d - c0 < t_.colCols ? d - c0 : t_.colCols;
+        uint64_t rows = t_.numRows;
+        LocalTensor<float> acc = gammaF_.Get<float>();
+        PipeBarrier<PIPE_V>();  // split rows: the last chunk's dx still reads gamma and the float work buffers
+        Duplicate(acc, 0.0f, n);
+        bool prefetch = t_.bufferNum > 1;
+        LoadColumns(0, c0, n);
+        for (uint64_t first = 0; first < rows; first += t_.colRows) {
+            uint32_t k = uint32_t(rows - first < t_.colRows ? rows - first : t_.colRows);
+            LocalTensor<T> in = inQue_.DeQue<T>();
+            LocalTensor<float> r = rstdQue_.DeQue<float>();
+            bool more = first + t_.colRows < rows;
+            if (prefetch && more) LoadColumns(first + t_.colRows, c0, n);
+            // X = x * dy; then rstd broadcast over each row's n columns (B) by a Gather with byte
+            // offsets 4i for row i, built where this step's inputs no longer are (no scalar read
+            // per row); X *= B.
+            LocalTensor<float> X, A, B;
+            LocalTensor<uint32_t> offsets;
+            if constexpr (kIsFloat<T>) {
+                X = in;
+                A = in[InHalf()];
+                B = resident_ ? c_.Get<float>() : a_.Get<float>();
+                offsets = A.template ReinterpretCast<uint32_t>();
+            } else {
+                X = a_.Get<float>();
+                A = b_.Get<float>();
+                B = A;
+                offsets = in.template ReinterpretCast<uint32_t>();
+                Cast(X, in, RoundMode::CAST_NONE, k * n);
+                Cast(A, in[InHalf()], RoundMode::CAST_NONE, k * n);
+                PipeBarrier<PIPE_V>();
+            }
+            Mul(X, X, A, k * n);
+            PipeBarrier<PIPE_V>();  // float: the offsets overwrite dy
+            for (uint32_t i = 0; i < k; ++i) Duplicate(offsets[i * n], i * uint32_t(sizeof(float)), n);
+            uint32_t loaded = RoundUpTo(k, kBlock<float>);
+            if (loaded < RstdHeld()) Duplicate(r[loaded], 0.0f, RstdHeld() - loaded);  // Gather reads its source whole
+            PipeBarrier<PIPE_V>();
+            Gather(B, r, offsets, 0, k * n);
+            PipeBarrier<PIPE_V>();
+            Mul(X, X, B, k * n);
+            PipeBarrier<PIPE_V>();
+            AddRows(acc, X, k, n, n);
+            inQue_.FreeTensor(in);
+            rstdQue_.FreeTensor(r);
+            if (!prefetch && more) LoadColumns(first + t_.colRows, c0, n);
+        }
+        if constexpr (kIsFloat<G>) {
+            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+            SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+            DataCopy(dgammaGm_[c0], acc, n);
+        } else {
+            LocalTensor<G> out = dxQue_.AllocTensor<G>();
+            FromFloat(out, acc, n);
+            dxQue_.EnQue(out);
+            out = dxQue_.DeQue<G>();
+            DataCopy(dgammaGm_[c0], out, n);
+            dxQue_.FreeTensor(out);
+        }
+    }
+
+    // Issues the loads of a column step: rows first.. of x and dy in columns [c0, c0 + n), and their rstd.
+    __aicore__ inline void LoadColumns(uint64_t first, uint32_t c0, uint32_t n) {
+        uint32_t d = t_.numCols, k = uint32_t(t_.numRows - first < t_.colRows ? t_.numRows - first : t_.colRows);
+        DataCopyParams slice(uint16_t(k), uint16_t(n / kBlock<T>), uint16_t((d - n) / kBlock<T>), 0);
+        LocalTensor<T> in = inQue_.AllocTensor<T>();
+        LocalTensor<float> r = rstdQue_.AllocTensor<float>();
+        DataCopy(in, xAll_[first * d + c0], slice);
+        DataCopy(in[InHalf()], dyAll_[first * d + c0], slice);
+        LoadNatural(r, rstdAll_, first, k);
+        inQue_.EnQue(in);
+        rstdQue_.EnQue(r);
     }
 
     // The float buffer the final reduction loads partial rows into (and gamma is staged in): c_
@@ -478,6 +596,9 @@ private:
     GlobalTensor<G> gammaGm_;
     GlobalTensor<G> dgammaGm_;
     GlobalTensor<float> wsGm_;
+    GlobalTensor<T> xAll_;  // column mode: every row, for ColumnDgamma
+    GlobalTensor<T> dyAll_;
+    GlobalTensor<float> rstdAll_;
 };
 
 }  // namespace

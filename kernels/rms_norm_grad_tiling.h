@@ -20,4 +20,10 @@ struct AirfuseRmsNormGradTilingData {
     uint32_t outStageBytes;   // alignedCopy with rows under 32 B: UB staging of dx and dgamma; else 0
     uint32_t workCols;        // resident rows: elements of each float32 buffer of a step (rowsPerLoop * rowStride)
     uint32_t redBytes;        // a step's row sums and RowSums' scratch (kernels/row_sums.h); a split row's ReduceSum
+    // No hardware SyncAll (310P), or rows split in chunks: cores 0..colCores-1 each sum dgamma over
+    // every row for colCols columns (strided copies of colRows rows at a time) instead of partial
+    // rows; 0: partial rows (SyncAll, or core 0 alone).
+    uint32_t colCores;
+    uint32_t colCols;
+    uint32_t colRows;
 };

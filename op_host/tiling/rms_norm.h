@@ -230,6 +230,34 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     return res;
 }
 
+// AirfuseRmsNormGrad without a hardware SyncAll, or with rows split in chunks: dgamma split into
+// slices of `cols` columns, one per core, each summed over every row in steps of `rows` rows (kernels/rms_norm_grad.cpp
+// ColumnDgamma). A slice is whole 32 B blocks of x and of gamma (strided DataCopy) and a step
+// reuses the kernel's buffers: its x and dy in a step's input buffer (rows * cols <= rowsPerLoop *
+// rowStride), its rstd in the rstd buffers (grown from rowsPerLoop to `rows` floats, rounded up to 8,
+// while the plan's `spare` UB bytes allow: fewer, longer steps), the float products,
+// the rstd Gather's offsets and result in the float work buffers and the input buffer, the slice's
+// float sum in the gamma buffer, its cast in the dx buffer. cores = 0 when no split of >= 2 slices fits,
+// or for one row (nothing to share: the second read of x and dy costs more than it saves,
+// benchmarks/kernel_time.py).
+struct ColumnSplit {
+    uint32_t cores, cols, rows;
+};
+
+inline ColumnSplit SplitColumns(uint64_t rows, uint32_t cols, uint32_t s, uint32_t g, const Plan& p, uint32_t maxCores, uint64_t spare) {
+    uint32_t unit = 32 / (s < g ? s : g);
+    if (cols % unit != 0 || maxCores < 2 || rows < 2) return {};
+    uint32_t width = uint32_t(RoundUp(CeilDiv(cols, maxCores), unit)), cores = uint32_t(CeilDiv(cols, width));
+    uint64_t inElems = uint64_t(p.rowsPerLoop) * p.rowStride, step = inElems / width;
+    uint64_t rstd = RoundUp(p.rowsPerLoop, 8) + spare / (4 * p.bufferNum) / 8 * 8;  // floats R32 keeps within spare
+    step = step < rstd ? step : rstd;
+    step = step < rows ? step : rows;
+    step = step < kMaxBlockCount ? step : kMaxBlockCount;
+    bool fits = cores >= 2 && step >= 1 && width <= p.chunk && uint64_t(width) * g <= inElems * s && (cols - width) * s / 32 <= 65535;
+    if (!fits) return {};
+    return {cores, width, uint32_t(step)};
+}
+
 }  // namespace detail
 
 inline Result RmsNorm(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType x, DType gamma, float epsilon, AirfuseRmsNormTilingData* out,
@@ -248,15 +276,6 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     Result res;
     res.error = detail::CheckInputs(op, chip, rows, cols, x, gamma, forceBlockDim);
     if (!res.ok()) return res;
-    // Core 0 sums the other cores' dgamma rows after a hardware SyncAll. Without one (310P), the
-    // soft SyncAll needs a GM region zeroed before any core starts, which neither the host tiling
-    // nor the kernel can guarantee (kernel-side zeroing races with the first core's count): one core.
-    if (!chip.hardSyncAll) {
-        if (forceBlockDim > 1)
-            return {std::string(op) + ": block_dim " + std::to_string(forceBlockDim) + " needs a hardware SyncAll, which " +
-                    chip.socVersion + " lacks; it runs on one core"};
-        forceBlockDim = 1;
-    }
     uint32_t s = SizeOf(x), g = SizeOf(gamma), e = 32 / s;
     bool aligned = !chip.hasDataCopyPad, natural = aligned && cols < e;
     // Every core as soon as there are rows for it: per-row vector and scalar work, not bytes,
@@ -279,12 +298,34 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
         if (chunk < cols) return b + 2 * detail::R32(f * 4) + buf * detail::R32(f * g);
         return b + (s == 4 ? 1 : 2) * detail::R32(uint64_t(rpl) * stride * 4) + detail::R32(f * 4);
     };
+    // Without a hardware SyncAll (310P) the cores cannot sum each other's partial dgamma rows (the
+    // soft SyncAll needs a GM region zeroed before any core starts, which neither op_host nor the
+    // kernel can guarantee): the cores then split dgamma by columns (SplitColumns), or one core
+    // does everything. With one, rows split in chunks also take the column split: their partial
+    // rows would go through GM row by row (benchmarks/kernel_time.py: 910B2 16384 x 16384 bf16
+    // 2.89 -> 2.35 x the roofline), while resident rows sum theirs in UB.
     uint32_t rowCores;
     detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
     if (!res.ok()) return res;
+    detail::ColumnSplit split{};
+    if (!chip.hardSyncAll || p.chunk < cols) {
+        uint64_t used = bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride);
+        split = detail::SplitColumns(rows, cols, s, g, p, forceBlockDim ? forceBlockDim : chip.vectorCores, chip.ubBytes - used);
+        if (split.cores == 0 && !chip.hardSyncAll) {
+            if (forceBlockDim > 1)
+                return {std::string(op) + ": block_dim " + std::to_string(forceBlockDim) + " needs a hardware SyncAll or dgamma split by " +
+                        "columns (x's last dim a multiple of 32 bytes, >= 2 slices), which " + chip.socVersion + " and " +
+                        std::to_string(cols) + " columns do not give; it runs on one core"};
+            res.blockDim = 1;
+            p = detail::PlanRows(op, chip, rows, cols, e, 1, minRows, bytes, res, rowCores);
+            if (!res.ok()) return res;
+        } else if (split.cores > res.blockDim) {
+            res.blockDim = split.cores;  // cores past rowCores only sum their columns
+        }
+    }
     // 310P: partial rows start 32 B-aligned and hold the row's windowed layout.
     uint32_t wsStride = aligned ? uint32_t(RoundUp(cols, e)) : cols;
-    res.workspaceBytes = uint64_t(rowCores) * wsStride * sizeof(float);
+    res.workspaceBytes = split.cores ? 0 : uint64_t(rowCores) * wsStride * sizeof(float);
     *out = AirfuseRmsNormGradTilingData{};
     detail::FillRowFields(out, rows, cols, p, rowCores, aligned, s);
     out->usedCores = rowCores;
@@ -292,6 +333,9 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     out->outStageBytes = stage(p.rowsPerLoop);
     out->workCols = p.rowsPerLoop * p.rowStride;
     out->redBytes = detail::RedBytes(aligned, p.rowsPerLoop, detail::RowSpan(aligned, natural, cols, p.chunk, p.rowStride), p.rowStride, out->floatCols);
+    out->colCores = split.cores;
+    out->colCols = split.cols;
+    out->colRows = split.rows;
     return res;
 }
 

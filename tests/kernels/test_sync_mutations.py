@@ -26,6 +26,7 @@ NORM_SCENARIOS = [
     (B2, (1, 65536), F32, F32, 0), (B2, (2, 12288), BF16, BF16, 0), (B2, (1, 20000), F16, F16, 0), (B2, (6, 16384), BF16, BF16, 1),
     (P3, (3, 7), F16, F16, 0), (P3, (2, 4097), F32, F32, 0), (P3, (9, 1), F32, F32, 8), (P3, (40, 100), F16, F32, 4),
     (P3, (1, 65536), F32, F32, 0), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F16, 0), (P3, (8, 4096), F16, F16, 1),
+    (P3, (24, 256), F16, F32, 0), (P3, (2, 20000), F32, F32, 0), (P3, (16, 16384), F16, F16, 0),
 ]
 # (chip, shape, x dtype, gamma dtype, block_dim): the residual add's own paths (float and half sums,
 # split rows reading x back, rows under 32 B streaming x on 310P).
@@ -49,9 +50,6 @@ ACT_SCENARIOS = [(B2, (1, 7000), F16, 1), (B2, (5, 129), BF16, 3), (B2, (7000,),
 # the sync's own source line, so the entry follows the code when lines move, and a sync that loses
 # its marker (or a marker put on another line) is named by the test again.
 REDUNDANT = {
-    "load-natural-v-s": "LoadNatural's V_S: the vector reads of the buffer it fills were already waited for by the previous "
-                        "batch's GmStream::PutRows V_S (rows under 32 B); the rstd buffer it also fills is read by the scalar "
-                        "unit only",
     "stream-finish-mte3-s": "GmStream::Finish's closing MTE3_S: no scalar write to the stage follows the final window store "
                             "(rms_norm's streams end the kernel; rms_norm_grad's dgamma stream reuses the stage for under one "
                             "block, which the earlier Flush's MTE3_S ordered)",

@@ -29,6 +29,7 @@ def run(broken, symbol, *, block_dim=1, chip=twin.DEFAULT_CHIP, x=None, workspac
 
 CASES = [
     ("broken_oob_copy", r"DataCopy\(GM->UB\): GM access of 32 elements overruns the GlobalTensor's 8"),
+    ("broken_strided_copy", r"DataCopy\(GM->UB, DataCopyParams\): GM access of 240 elements overruns the GlobalTensor's 232"),
     ("broken_gm_size", r"GlobalTensor::SetGlobalBuffer: GM access of 2048 bytes at offset 0 of 'x' overruns its 1024 bytes"),
     ("broken_unaligned_copy", r"DataCopy\(GM->UB\): length 28 bytes is not a multiple of 32"),
     ("broken_ub_overalloc", r"TPipe::InitBuffer: UB over-allocated on Ascend910B2: 122880 bytes in use \+ 2 x 61440 requested > 196352"),
@@ -178,6 +179,17 @@ def test_the_310p_headers_have_no_data_copy_pad(tmp_path):
            f"-I{ROOT / 'op_host/tiling'}", str(src)]
     assert subprocess.run(cmd, capture_output=True).returncode == 0
     assert subprocess.run(cmd + ["-D__CCE_AICORE__=200"], capture_output=True).returncode != 0
+
+
+@pytest.mark.parametrize("chip", ["Ascend910B2", "Ascend310P3"])
+def test_strided_copy_moves_only_its_blocks(broken, chip):
+    """DataCopy with DataCopyParams (every chip): blocks of blockLen x 32 B, srcStride x 32 B apart in GM."""
+    x = torch.arange(256, dtype=torch.float32)
+    expect = x.clone()
+    expect[:112] = x.view(8, 32)[:7, 8:24].reshape(-1) * 2
+    read, written, _ = run(broken, "strided_copy", chip=chip, x=x)
+    assert (read, written) == (7 * 64, 7 * 64)
+    torch.testing.assert_close(x, expect)
 
 
 @pytest.mark.parametrize("chip", ["Ascend910B2", "Ascend310P3"])

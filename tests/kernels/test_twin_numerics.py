@@ -127,7 +127,7 @@ def test_chip_core_counts(chip, cores):
     gen = generator()
     x, gamma, dy = randn((8192, 64), torch.float16, gen), randn((64,), torch.float16, gen), randn((8192, 64), torch.float16, gen)
     assert check_rms_norm(x, gamma, chip=chip).block_dim == cores
-    assert check_rms_norm_backward(dy, x, gamma, chip=chip).block_dim == (cores if HARD_SYNC_ALL[chip] else 1)
+    assert check_rms_norm_backward(dy, x, gamma, chip=chip).block_dim == cores  # 310P: 64 float16 columns in 8 slices
     assert check_add(x, dy, chip=chip).block_dim == cores
     assert check_add_rms_norm(x, dy, gamma, chip=chip).block_dim == cores
 
@@ -206,10 +206,40 @@ def test_310p_streams_flush_across_batches(rows, cols, dtype):
     check_add_rms_norm(x, dy, gamma, chip="Ascend310P3")
 
 
-def test_310p_grad_refuses_several_cores():
-    """310P has no hardware SyncAll for core 0 to wait on the other cores' dgamma rows."""
+def test_310p_grad_refuses_several_cores_without_a_column_split():
+    """310P has no hardware SyncAll for the cores to sum each other's dgamma rows; rows of 100
+    float16 (not whole 32 B blocks) cannot be split by columns either."""
     gen = generator()
-    x, gamma = randn((16, 64), torch.float16, gen), randn((64,), torch.float16, gen)
+    x, gamma = randn((16, 100), torch.float16, gen), randn((100,), torch.float16, gen)
     _, rstd = torch.ops.airfuse.rms_norm(x, gamma, 1e-6)
-    with pytest.raises(twin.TwinError, match="^AirfuseRmsNormGrad: block_dim 2 needs a hardware SyncAll, which Ascend310P3 lacks"):
+    with pytest.raises(twin.TwinError, match="^AirfuseRmsNormGrad: block_dim 2 needs a hardware SyncAll or dgamma split by columns"):
         twin.rms_norm_backward(x, x, rstd, gamma, chip="Ascend310P3", block_dim=2)
+    assert check_rms_norm_backward(x, x, gamma, chip="Ascend310P3").block_dim == 1
+
+
+# (rows, cols, x dtype, gamma dtype, block_dim): resident rows of float and float16 (float and half
+# dgamma), a last slice narrower than the others (20000 = 7 x 2512 + 2416), split rows, forced cores.
+COLUMN_CASES = [(37, 256, torch.float32, torch.float32, 0), (300, 1024, torch.float16, torch.float32, 0), (45, 4096, torch.float16, torch.float16, 0),
+                (3, 20000, torch.float16, torch.float16, 0), (2, 32768, torch.float32, torch.float32, 0), (50, 96, torch.float16, torch.float16, 3)]
+
+
+@pytest.mark.parametrize("rows,cols,x_dt,g_dt,block_dim", COLUMN_CASES, ids=str)
+def test_310p_grad_splits_dgamma_by_columns(rows, cols, x_dt, g_dt, block_dim):
+    """310P: each core sums dgamma over every row for a slice of columns (no SyncAll needed)."""
+    check_column_split("Ascend310P3", rows, cols, x_dt, g_dt, block_dim, min(rows, 8))
+
+
+@pytest.mark.parametrize("rows,cols,x_dt,g_dt", [(5, 20000, torch.bfloat16, torch.float32), (60, 16384, torch.float16, torch.float16)], ids=str)
+def test_910b_split_rows_split_dgamma_by_columns(rows, cols, x_dt, g_dt):
+    """910B: rows split in chunks sum dgamma by columns too, not through partial rows in GM."""
+    check_column_split("Ascend910B2", rows, cols, x_dt, g_dt, 0, min(rows, 48))
+
+
+def check_column_split(chip, rows, cols, x_dt, g_dt, block_dim, row_cores):
+    tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[x_dt], twin.GE_DTYPE[g_dt], block_dim)
+    (col_cores,) = struct.unpack_from("<I", tile.data.raw, 72)  # after redBytes
+    system = {"Ascend310P3": 2 << 20, "Ascend910B2": 16 << 20}[chip]
+    assert col_cores >= 2 and tile.workspace_bytes == system  # no partial rows
+    gen = generator()
+    x, gamma, dy = randn((rows, cols), x_dt, gen), randn((cols,), g_dt, gen), randn((rows, cols), x_dt, gen)
+    assert check_rms_norm_backward(dy, x, gamma, chip=chip, block_dim=block_dim).block_dim == (block_dim or max(col_cores, row_cores))

@@ -33,6 +33,13 @@ def _piece_cols(chip, rows, cols, dtype, gamma_dtype):
     return (work_cols if chunk == cols else float_cols) // cores // 8 * 8
 
 
+def _column_split(chip, rows, cols, dtype, gamma_dtype):
+    """(colCores, colRows) of AirfuseRmsNormGrad: dgamma split by columns (310P), else (0, 0)."""
+    tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[gamma_dtype], 0)
+    cores, _, col_rows = struct.unpack_from("<III", tile.data.raw, 72)  # after redBytes
+    return cores, col_rows
+
+
 SHAPES = [(1, 4096, torch.float16, torch.float16), (128, 4096, torch.bfloat16, torch.bfloat16),
           (200, 300, torch.float16, torch.float32), (64, 8192, torch.float16, torch.float16)]
 
@@ -56,17 +63,23 @@ def test_each_byte_moves_once(chip, rows, cols, dtype, gamma_dtype):
 
     run = twin.rms_norm_backward(dy, x, rstd, gamma, chip=chip)
     bd = run.block_dim
-    # Partial dgamma rows: every core's when the cores sum a slice of columns each (910B, pieces of
-    # 8 float columns per core fit the float buffer: rms_norm_grad.cpp Spread), else those of
-    # cores 1.. for core 0.
-    spread = chip != "Ascend310P3" and bd > 1 and _piece_cols(chip, rows, cols, dtype, gamma_dtype) > 0
-    partials = (bd if spread else bd - 1) * cols * 4
-    exact = 2 * n * s + rows * 4 + bd * cols * g + partials
-    if chip == "Ascend310P3":  # each batch's rstd values are read as whole 32 B blocks
-        assert exact <= run.bytes_read < exact + 32 * _batches(chip, rows, cols, dtype, gamma_dtype)
+    col_cores, col_rows = _column_split(chip, rows, cols, dtype, gamma_dtype)
+    if col_cores:
+        # 310P: the row cores read x, dy, rstd and gamma once; the column cores each read their
+        # slice of x and dy and every rstd again; no partial rows.
+        row_cores = min(rows, bd)
+        exact = 4 * n * s + (1 + col_cores) * rows * 4 + row_cores * cols * g
+        blocks = _batches(chip, rows, cols, dtype, gamma_dtype) + col_cores * -(-rows // col_rows)
+        assert exact <= run.bytes_read < exact + 32 * blocks  # rstd read as whole 32 B blocks
+        assert run.bytes_written == n * s + cols * g
     else:
-        assert run.bytes_read == exact
-    assert run.bytes_written == n * s + cols * g + partials
+        # Partial dgamma rows: every core's when the cores sum a slice of columns each (910B, pieces
+        # of 8 float columns per core fit the float buffer: rms_norm_grad.cpp Spread), else those of
+        # cores 1.. for core 0.
+        spread = bd > 1 and _piece_cols(chip, rows, cols, dtype, gamma_dtype) > 0
+        partials = (bd if spread else bd - 1) * cols * 4
+        assert run.bytes_read == 2 * n * s + rows * 4 + bd * cols * g + partials
+        assert run.bytes_written == n * s + cols * g + partials
 
     run = twin.add(x, dy, chip=chip)
     assert (run.bytes_read, run.bytes_written) == (2 * n * s, n * s)

@@ -134,6 +134,38 @@ extern "C" __global__ __aicore__ void correct_copy(GM_ADDR x, GM_ADDR workspace,
     q.FreeTensor(t);
 }
 
+// x as 8 rows of 32 floats: columns [8, 24) of rows 0..6 (a strided copy, 7 blocks of 2 x 32 B,
+// skipping 2 x 32 B between them) land as one 7 x 16 block in UB; times 2, they go to x[0, 112).
+extern "C" __global__ __aicore__ void strided_copy(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 7 * 16 * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, g[8], DataCopyParams(7, 2, 2, 0));
+    q.EnQue(t);
+    t = q.DeQue<float>();
+    Muls(t, t, 2.0f, 7 * 16);
+    int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+    SetFlag<HardEvent::V_MTE3>(eventVMte3);
+    WaitFlag<HardEvent::V_MTE3>(eventVMte3);
+    DataCopy(g, t, 7 * 16);
+    q.FreeTensor(t);
+}
+
+// The same strided copy from column 24: its last block ends 8 floats past x's end.
+extern "C" __global__ __aicore__ void broken_strided_copy(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TQue<QuePosition::VECIN, 1> q;
+    pipe.InitBuffer(q, 1, 8 * 16 * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> t = q.AllocTensor<float>();
+    DataCopy(t, g[24], DataCopyParams(8, 2, 2, 0));
+    q.FreeTensor(t);
+}
+
 // DataCopyPad where the chip has none (310P).
 extern "C" __global__ __aicore__ void pad_copy(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;

@@ -53,6 +53,40 @@ inline void GmBlocks(const Instr& in, const void* gm, uint16_t blockCount, uint3
 
 namespace AscendC {
 
+// DataCopy's strided form, on every chip (DataCopy.md, DataCopyParams): blockCount blocks
+// (1..4095) of blockLen 32 B units (1..65535); srcStride / dstStride 32 B units skipped after
+// each block on the source / destination side.
+struct DataCopyParams {
+    DataCopyParams() = default;
+    DataCopyParams(uint16_t count, uint16_t len, uint16_t srcStride_, uint16_t dstStride_)
+        : blockCount(count), blockLen(len), srcStride(srcStride_), dstStride(dstStride_) {}
+    uint16_t blockCount = 1;
+    uint16_t blockLen = 0;
+    uint16_t srcStride = 0;
+    uint16_t dstStride = 0;
+};
+
+// GM->UB, strided: the GM gaps are neither read nor counted.
+template <typename T> void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p) {
+    const char* api = "DataCopy(GM->UB, DataCopyParams)";
+    if (p.blockCount == 0 || p.blockCount > 4095) twin::Fail(api, twin::Fmt("blockCount %u outside [1, 4095]", p.blockCount));
+    if (p.blockLen == 0) twin::Fail(api, "blockLen 0 (in 32 B units, at least 1)");
+    uint64_t block = uint64_t(p.blockLen) * 32, gmStep = block + uint64_t(p.srcStride) * 32, ubStep = block + uint64_t(p.dstStride) * 32;
+    uint64_t gmSpan = (p.blockCount - 1) * gmStep + block, ubSpan = (p.blockCount - 1) * ubStep + block;
+    twin::CheckUbOperand(api, "dst", dst.GetPosition(), dst.UbOffset());
+    twin::CheckFits(api, "dst", ubSpan, dst.Bytes());
+    twin::CheckGlobalSize(api, gmSpan / sizeof(T), src.GetSize());
+    twin::CheckGm(api, src.GetPhyAddr(), gmSpan);
+    twin::Instr in(api, twin::kPipeMte2);
+    twin::GmBlocks(in, src.GetPhyAddr(), p.blockCount, uint32_t(block), gmStep, false);
+    dst.Access(in, "dst", ubSpan, true);
+    twin::Cur().gmRead += block * p.blockCount;
+    if (twin::Cur().countOnly) return;
+    auto* ub = reinterpret_cast<uint8_t*>(dst.Data());
+    auto* gm = reinterpret_cast<const uint8_t*>(src.GetPhyAddr());
+    for (uint16_t b = 0; b < p.blockCount; ++b) std::memcpy(ub + b * ubStep, gm + b * gmStep, block);
+}
+
 template <typename T> void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count) {
     const char* api = "DataCopy(GM->UB)";
     uint64_t bytes = uint64_t(count) * sizeof(T);
