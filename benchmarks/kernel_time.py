@@ -7,8 +7,8 @@ ratio and the block_dim the tiling chose. The roofline is the larger of the mini
 bound (the fewest float32 vector passes per element any implementation issues, VECTOR_PASSES,
 at 256 B per cycle on every core), plus one copy-in and one copy-out latency: an output depends
 on its input, so the first load must land before a dependent store can be issued, and that store
-lands one more copy latency later (the two latencies are in series, never overlapped). Chips: Ascend910B2 and Ascend910B3
-(bfloat16), Ascend310P3 (float16; it has no bfloat16).
+lands one more copy latency later (the two latencies are in series, never overlapped).
+Chips: Ascend910B2 and Ascend910B3 (bfloat16), Ascend310P3 (float16; it has no bfloat16).
 
 Big shapes: the twin runs a kernel at about 10 M elements a second, so a launch over more than
 LIMIT elements is modelled from runs of the same kernel with the same block_dim forced and
