@@ -5,9 +5,10 @@ For each kernel, shape and chip: the time the twin's per-pipe cost model gives t
 ratio and the block_dim the tiling chose. The roofline is the larger of the minimum GM bytes
 (each input read once, each output written once) at the chip's HBM bandwidth and the vector
 bound (the fewest float32 vector passes per element any implementation issues, VECTOR_PASSES,
-at 256 B per cycle on every core), plus one copy-in and one copy-out latency (a kernel cannot
-finish before one load and one store have landed). Chips: Ascend910B2 and Ascend910B3
-(bfloat16), Ascend310P3 (float16; it has no bfloat16).
+at 256 B per cycle on every core), plus one copy-in and one copy-out latency: an output depends
+on its input, so the first load must land before a dependent store can be issued, and that store
+lands one more copy latency later (the two latencies are in series, never overlapped).
+Chips: Ascend910B2 and Ascend910B3 (bfloat16), Ascend310P3 (float16; it has no bfloat16).
 
 Big shapes: the twin runs a kernel at about 10 M elements a second, so a launch over more than
 LIMIT elements is modelled from runs of the same kernel with the same block_dim forced and
@@ -209,7 +210,7 @@ def roofline_us(kernel, minimum, elems, chip, dtype):
     memory = minimum / (p("hbm_gbps") * 1e3)
     passes = VECTOR_PASSES[kernel] - (2 if dtype == torch.float32 else 0)
     vector = elems * 4 * passes / p("vec_bytes_per_cycle") / cores / (p("clock_ghz") * 1e3)
-    return max(memory, vector) + p("mte_latency") / (p("clock_ghz") * 1e3)
+    return max(memory, vector) + 2 * p("mte_latency") / (p("clock_ghz") * 1e3)  # copy-in, then copy-out latency
 
 
 def shapes():

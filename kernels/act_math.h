@@ -167,40 +167,37 @@ struct GeluGradMath {
         const LocalTensor<float>& dy = in[0];
         const LocalTensor<float>& x = in[1];
         if (t.approximate == 0) {
-            // (1 + x w' e / q) / q on x clamped (file comment); x itself is the clamped copy. e and x w' are
-            // built side by side (one barrier per pair of ops); x2 becomes q once both have used it.
-            const LocalTensor<float>& x2 = tmp[0];
-            const LocalTensor<float>& e = tmp[1];
-            const LocalTensor<float>& w = tmp[2];
+            // dy (1 + x w' e / q) / q on x clamped (file comment; x itself is the clamped copy), as
+            // r + (x w' m) r with r = dy / q and m = e / q, the last step one FusedMulAdd; x w' is
+            // 3w - 2 S x (S = kGeluTanhScale), one Axpy on -w, beside the Exp that also reads -w.
+            const LocalTensor<float>& nw = tmp[0];  // x^2, then -w, then q
+            const LocalTensor<float>& xw = tmp[1];  // -2 S x, then x w'
+            const LocalTensor<float>& e = tmp[2];   // e, then m (may be out[0]: written last)
             Maxs(x, x, -kGeluGradClamp, n);
             PipeBarrier<PIPE_V>();
             Mins(x, x, kGeluGradClamp, n);
             PipeBarrier<PIPE_V>();
-            Mul(x2, x, x, n);
+            Mul(nw, x, x, n);
+            Muls(xw, x, -2.0f * kGeluTanhScale, n);
             PipeBarrier<PIPE_V>();
-            Muls(e, x2, -kGeluTanhScale * kGeluCubic, n);
-            Muls(w, x2, kGeluTanhScale * 3.0f * kGeluCubic, n);
+            Muls(nw, nw, -kGeluTanhScale * kGeluCubic, n);
             PipeBarrier<PIPE_V>();
-            Adds(e, e, -kGeluTanhScale, n);
-            Adds(w, w, kGeluTanhScale, n);  // w'
+            Adds(nw, nw, -kGeluTanhScale, n);
             PipeBarrier<PIPE_V>();
-            Mul(e, e, x, n);  // -w
-            Mul(w, w, x, n);  // x w'
+            Mul(nw, nw, x, n);  // -w
             PipeBarrier<PIPE_V>();
-            Exp(e, e, n);
+            Exp(e, nw, n);
+            Axpy(xw, nw, -3.0f, n);  // x w' = S x + 3 S 0.044715 x^3 = 3w - 2 S x
             PipeBarrier<PIPE_V>();
-            const LocalTensor<float>& q = x2;
+            const LocalTensor<float>& q = nw;
             Adds(q, e, 1.0f, n);
             PipeBarrier<PIPE_V>();
-            Div(e, e, q, n);  // 1 - sigmoid(w)
+            Div(dy, dy, q, n);  // r
+            Div(e, e, q, n);    // m = 1 - sigmoid(w)
             PipeBarrier<PIPE_V>();
-            Mul(w, w, e, n);
+            Mul(out[0], xw, e, n);
             PipeBarrier<PIPE_V>();
-            Adds(w, w, 1.0f, n);
-            PipeBarrier<PIPE_V>();
-            Div(w, w, q, n);
-            PipeBarrier<PIPE_V>();
-            Mul(out[0], w, dy, n);
+            FusedMulAdd(out[0], dy, dy, n);  // (x w' m) r + r
             return;
         }
         NormalCdf(tmp[0], x, tmp[1], tmp[2], n);

@@ -43,29 +43,37 @@ public:
 
 private:
     __aicore__ inline void CopyIn(uint64_t off, uint32_t n) {
+        // x is queued before y is loaded, so its flag fires when x lands: Compute casts x while y
+        // is still on its way (a flag fires once all MTE2 work issued before it has landed).
         LocalTensor<T> x = xQue_.AllocTensor<T>();
-        LocalTensor<T> y = yQue_.AllocTensor<T>();
         mover_.In(x, xGm_, off, n);
-        mover_.In(y, yGm_, off, n);
         xQue_.EnQue(x);
+        LocalTensor<T> y = yQue_.AllocTensor<T>();
+        mover_.In(y, yGm_, off, n);
         yQue_.EnQue(y);
     }
 
     __aicore__ inline void Compute(uint32_t n) {
         LocalTensor<T> x = xQue_.DeQue<T>();
-        LocalTensor<T> y = yQue_.DeQue<T>();
         LocalTensor<T> z = zQue_.AllocTensor<T>();
         if constexpr (kIsFloat<T>) {
+            LocalTensor<T> y = yQue_.DeQue<T>();
             Add(z, x, y, n);
+            xQue_.FreeTensor(x);
+            yQue_.FreeTensor(y);
         } else {
-            LocalTensor<float> xf = AsFloat(x, wx_.Get<float>(), n);
-            LocalTensor<float> yf = AsFloat(y, wy_.Get<float>(), n);
+            // Each input is cast as soon as it has landed and its buffer freed for the next tile.
+            LocalTensor<float> xf = wx_.Get<float>(), yf = wy_.Get<float>();
+            Cast(xf, x, RoundMode::CAST_NONE, n);
+            xQue_.FreeTensor(x);
+            LocalTensor<T> y = yQue_.DeQue<T>();
+            Cast(yf, y, RoundMode::CAST_NONE, n);
+            yQue_.FreeTensor(y);
+            PipeBarrier<PIPE_V>();
             Add(xf, xf, yf, n);
             PipeBarrier<PIPE_V>();
             FromFloat(z, xf, n);
         }
-        xQue_.FreeTensor(x);
-        yQue_.FreeTensor(y);
         zQue_.EnQue(z);  // before the barrier: the store need not wait for it
         if constexpr (!kIsFloat<T>) PipeBarrier<PIPE_V>();  // the next tile's Cast overwrites wx_
     }

@@ -123,3 +123,21 @@ def test_gelu_accuracy_over_the_float_range(op, approximate):
     scaled, absolute = gelu_errors(op, approximate, _all_float32_magnitudes())
     print(f"{op} {approximate}: worst relative error {scaled:.3g}, absolute where smaller than 1e-30 {absolute:.3g}")
     assert scaled <= ACCURACY[(op, approximate)] and absolute <= 1e-35
+
+
+@pytest.mark.parametrize("chip", CHIPS)
+def test_ramped_first_and_last_tiles(chip):
+    """A core with at least 4 tiles makes its first and last tiles short (act_kernel.h): flat and
+    row units, ends that are not whole 128-element steps, 310P windows."""
+    import struct
+
+    gen = generator()
+    x, dy = randn((1, 70001), torch.float16, gen) * 4, randn((1, 70001), torch.float16, gen)
+    ramp = struct.unpack_from("<I", twin.act_tiling(twin.ALL_OPS["gelu_backward"], chip, 1, 70001, torch.float16, block_dim=1).data, 72)[0]
+    assert ramp > 0
+    _closes(twin.gelu(x, "tanh", chip=chip, block_dim=1), torch.ops.airfuse.gelu(x, "tanh"))
+    _closes(twin.gelu_backward(dy, x, "tanh", chip=chip, block_dim=1), torch.ops.airfuse.gelu_backward(dy, x, "tanh"))
+    g = randn((3, 2 * 30001), torch.float16, gen)
+    dg = randn((3, 30001), torch.float16, gen)
+    _closes(twin.swiglu(g, chip=chip, block_dim=2), torch.ops.airfuse.swiglu(g))
+    _closes(twin.swiglu_backward(dg, g, chip=chip, block_dim=2), torch.ops.airfuse.swiglu_backward(dg, g))

@@ -66,6 +66,30 @@ void Unary(const char* api, const AscendC::LocalTensor<T>& d, const AscendC::Loc
     }
 }
 
+// dst = f(dst, src0[i], src1[i]) for the fused multiply-adds, which read their destination;
+// b == nullptr: a vector-scalar form (src only).
+template <typename T, typename F>
+void FusedDst(const char* api, const AscendC::LocalTensor<T>& d, const AscendC::LocalTensor<T>& a, const AscendC::LocalTensor<T>* b, int32_t n, F f) {
+    CheckArith<T>(api);
+    CheckCount(api, n);
+    CheckVec(api, "dst", d, n);
+    CheckVec(api, b ? "src0" : "src", a, n);
+    if (b) CheckVec(api, "src1", *b, n);
+    Instr in(api, kPipeV);
+    in.Vector(n, sizeof(T));
+    a.Access(in, b ? "src0" : "src", uint64_t(n) * sizeof(T), false);
+    if (b) b->Access(in, "src1", uint64_t(n) * sizeof(T), false);
+    d.Access(in, "dst", uint64_t(n) * sizeof(T), false);
+    d.Access(in, "dst", uint64_t(n) * sizeof(T), true);
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, half>) {
+        if (Cur().countOnly) return;
+        T* dp = d.Data();
+        const T* ap = a.Data();
+        const T* bp = b ? b->Data() : ap;
+        for (int32_t i = 0; i < n; ++i) dp[i] = f(dp[i], ap[i], bp[i]);
+    }
+}
+
 inline float NanMax(float x, float y) { return std::isnan(x) || std::isnan(y) ? NAN : (x > y ? x : y); }
 
 template <typename T> T TreeSum(const T* p, uint32_t n) {
@@ -97,6 +121,16 @@ template <typename T> void Muls(const LocalTensor<T>& d, const LocalTensor<T>& a
 }
 template <typename T> void Adds(const LocalTensor<T>& d, const LocalTensor<T>& a, const T& s, int32_t n) {
     twin::Unary("Adds", d, a, n, [s](auto x) { return decltype(x)(x + s); });
+}
+
+// The fused multiply-adds (asc-devkit FusedMulAdd.md, Axpy.md: half and float on A2 and the 310P
+// AI Core; one dtype for every operand here). The docs do not say whether the product is rounded
+// before the sum: the twin rounds both, as two separate ops would.
+template <typename T> void FusedMulAdd(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
+    twin::FusedDst("FusedMulAdd", d, a, &b, n, [](auto dv, auto x, auto y) { return decltype(x)(decltype(x)(x * dv) + y); });
+}
+template <typename T> void Axpy(const LocalTensor<T>& d, const LocalTensor<T>& a, const T& s, int32_t n) {
+    twin::FusedDst("Axpy", d, a, static_cast<const LocalTensor<T>*>(nullptr), n, [s](auto dv, auto x, auto) { return decltype(x)(decltype(x)(x * s) + dv); });
 }
 
 // Exp, Abs (documented for half and float). Results round to T after each op, as elsewhere.
