@@ -23,6 +23,8 @@ for a signature only if, on that first run, it gave outputs of the same shape, s
 as the members did; otherwise (and whenever it raises) the members run.
 """
 
+import operator
+
 import torch
 import torch.nn.functional as F
 
@@ -31,6 +33,7 @@ from .ge_ops import _ints
 VIEW_TYPES = frozenset({"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Identity", "BroadcastTo"})
 _MATMUL_FLAGS = {"MatMul": ("transpose_x1", "transpose_x2"), "MatMulV2": ("transpose_x1", "transpose_x2")}
 _REMEMBERED = 64  # signatures per fold; a compiled graph sees one or a few
+_dtype_and_shape = operator.attrgetter("dtype", "shape")
 
 
 def find(steps, const_of, results):
@@ -125,12 +128,17 @@ def _linear_members(steps, position, source, only_reader, const_of):
 
 def linear(x_shape):
     """fast(weight, x) of a linear fold: ``x_shape`` is x's shape as F.linear must see it, [*lead,
-    K] when the tail Reshape makes [*lead, N] (so the rows of the product are laid out as the tail's
-    are), else the head Reshape's [M, K]."""
+    -1] when the tail Reshape makes [*lead, N] (so the rows of the product are laid out as the tail's
+    are), else the head Reshape's [M, K]. x is reshaped only when its shape differs (a reshape to
+    its own shape would be a view of the same layout: the same result)."""
     x_shape = tuple(x_shape)
+    *lead, last = x_shape
+    lead = tuple(lead) if -1 not in lead else None
 
     def run(weight, x):
-        return F.linear(x.reshape(x_shape), weight)
+        if lead is None or x.shape[:-1] != lead or (last != -1 and x.shape[-1] != last):
+            x = x.reshape(x_shape)
+        return F.linear(x, weight)
 
     return run
 
@@ -162,7 +170,7 @@ class Fold:
         self.judged = {}  # signature -> whether fast serves it
 
     def __call__(self, *inputs):
-        signature = tuple((t.dtype, t.shape) for t in inputs)
+        signature = tuple(map(_dtype_and_shape, inputs))
         fast = self.judged.get(signature)
         if fast:
             try:
