@@ -91,14 +91,7 @@ auto with_gelu_form(c10::string_view approximate, const F& f) {
 }  // namespace
 
 at::Tensor silu_mul(const at::Tensor& a_in, const at::Tensor& b_in) {
-  const at::Tensor a = a_in.contiguous(), b = b_in.contiguous();
-  at::Tensor y = at::empty(a.sizes(), a.options());
-  with_dtype(a.scalar_type(), [&](auto t) {
-    using T = decltype(t);
-    elementwise<T, 2, 1>(1, a.numel(), {a.const_data_ptr<T>(), b.const_data_ptr<T>()}, {0, 0}, {y.mutable_data_ptr<T>()}, {0},
-                         SiluMul{});
-  });
-  return y;
+  return binary_elementwise(a_in, b_in, SiluMul{});
 }
 
 std::tuple<at::Tensor, at::Tensor> silu_mul_backward(const at::Tensor& dy_in, const at::Tensor& a_in, const at::Tensor& b_in) {
