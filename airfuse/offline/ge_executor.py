@@ -497,7 +497,7 @@ class GeExecutor:
     @staticmethod
     def _fast(members, inputs, const_of):
         """The fold's fast function over ``inputs`` (see ge_folds)."""
-        if members[0].node.type != "Transpose" or not any(m.node.type in ("MatMul", "MatMulV2") for m in members):
+        if not any(m.node.type in ge_folds.MATMUL_TYPES for m in members):
             return ge_folds.chained((m.call, [const_of(s) for s in m.slots[1:]]) for m in members)
         # A linear fold's members are [Transpose, head Reshape?, MatMul, tail Reshape?].
         reshapes = {position: ge_folds.const_ints(const_of(m.slots[1])) for position, m in enumerate(members) if m.node.type == "Reshape"}

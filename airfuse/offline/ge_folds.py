@@ -6,10 +6,11 @@ is a node of its own. Each node costs a run one step of the executor's loop and 
 a small model spends much of its time there. A fold runs such a group as one step, through a fast
 function:
 
-- linear: [Transpose(W, perm [1, 0])] -> [Reshape(x)] -> MatMul or MatMulV2 (no transposes, no
-  bias, no offset) -> [Reshape], with the Transpose and at least one Reshape, as
-  ``F.linear(x, W)``. Without a bias aten's linear is ``matmul(x, W.t())``, which flattens x's
-  leading dims into the same ``mm`` the MatMul node runs: the same bits.
+- linear: Transpose(W, perm [1, 0]) and [Reshape(x)] -> MatMul or MatMulV2 (no transposes, no
+  bias, no offset) -> [Reshape], at least one of the Reshapes there, as ``F.linear(x, W)`` (x
+  reshaped first where the Reshapes regroup its dims). Without a bias aten's linear is
+  ``matmul(x, W.t())``, which flattens x's leading dims into the same ``mm`` the MatMul node
+  runs: the same bits.
 - views: a chain of view nodes (Reshape, Transpose, Squeeze, Unsqueeze, Identity, BroadcastTo)
   whose other inputs are Consts, as the members' own functions called one after the other: the
   same torch calls, without the loop's bookkeeping between them.
@@ -31,7 +32,7 @@ import torch.nn.functional as F
 from .ge_ops import _ints
 
 VIEW_TYPES = frozenset({"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Identity", "BroadcastTo"})
-_MATMUL_FLAGS = {"MatMul": ("transpose_x1", "transpose_x2"), "MatMulV2": ("transpose_x1", "transpose_x2")}
+MATMUL_TYPES = frozenset({"MatMul", "MatMulV2"})
 _REMEMBERED = 64  # signatures per fold; a compiled graph sees one or a few
 _dtype_and_shape = operator.attrgetter("dtype", "shape")
 
@@ -108,7 +109,7 @@ def _linear_members(steps, position, source, only_reader, const_of):
     linear fold can take (see the module's docstring), else None."""
     step = steps[position]
     node = step.node
-    if node.type not in _MATMUL_FLAGS or not step.planned or not all(_flag_false(node, f) for f in _MATMUL_FLAGS[node.type]):
+    if node.type not in MATMUL_TYPES or not step.planned or not all(_flag_false(node, f) for f in ("transpose_x1", "transpose_x2")):
         return None
     if any(slot != 0 for slot in step.slots[2:]):  # a bias or offset_w is fed (slot 0: unfed)
         return None
@@ -171,14 +172,14 @@ class Fold:
 
     def __call__(self, *inputs):
         signature = tuple(map(_dtype_and_shape, inputs))
-        fast = self.judged.get(signature)
-        if fast:
+        serves = self.judged.get(signature)
+        if serves:
             try:
                 return self.fast(*inputs)
             except Exception:
                 pass  # the members raise the error, naming the node (or give the result)
         out = self.unfolded(*inputs)
-        if fast is None:
+        if serves is None:
             if len(self.judged) >= _REMEMBERED:
                 self.judged.clear()
             self.judged[signature] = self._same_layout(inputs, out)
