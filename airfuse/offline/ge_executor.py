@@ -10,7 +10,11 @@ the inputs' values into a plan: the order, each input's slot in one flat list of
 Consts and attrs, the function of each node (for ops written with ``ge_ops.planned``, one that has
 already read its attrs and Const inputs), and the dtype/shape each output is checked against.
 ``run`` walks the plan and only does the tensor work and those checks. Airfuse nodes call the op's
-CPU kernel (its input checks, then the C++ kernel) without going through the dispatcher.
+CPU kernel (its input checks, then the C++ kernel) without going through the dispatcher. Groups of
+nodes that eager PyTorch runs as one call (a linear's Transpose/Reshape/MatMul/Reshape, chains of
+views) are planned as one step, a fold (``ge_folds``), with the unfolded plan's results bit for bit
+and its checks and errors; ``GeExecutor(graph, fold=False)`` plans node by node, and a run with
+``observe`` walks the node-by-node plan so that it sees every node.
 
 The executor is strict so a converter's mistake shows as an error, never as a wrong number: an
 unknown op type is refused when the graph is built, an attribute an op does not read is refused
@@ -30,6 +34,7 @@ from airfuse.ge_dtypes import TORCH_DTYPE_OF_GE_NAME, ge_dtype_to_torch
 from airfuse.opdef import DYNAMIC, IR_PREFIX
 from airfuse.ops import OPS_BY_IR_TYPE
 
+from . import ge_folds
 from .ge_ops import GE_OPS, remember_const_ints
 
 _WHERE_TO_ADD = "add each to GE_OPS in airfuse/offline/ge_ops.py (with a test in tests/offline/test_ge_ops.py)"
@@ -323,15 +328,24 @@ class _Step:
     """One op node of the plan: what a run calls with its inputs, where those are and its outputs
     go in the flat list of values, its output checks, and the slots whose last reader it is (``dead``)."""
 
-    __slots__ = ("node", "call", "slots", "first", "count", "checks", "dead")
+    __slots__ = ("node", "call", "slots", "first", "count", "checks", "dead", "planned")
 
-    def __init__(self, node, call, slots, first):
+    def __init__(self, node, call, slots, first, planned=False, checks=None):
         self.node, self.call, self.slots, self.first, self.count = node, call, slots, first, len(node.op.output_desc)
-        self.checks = tuple(c for i, d in enumerate(node.op.output_desc) if (c := _output_check(node, i, d)))
+        self.planned = planned  # its call reads no attrs: planned at compile(), or an op without attrs
+        if checks is None:
+            checks = tuple(c for i, d in enumerate(node.op.output_desc) if (c := _output_check(node, i, d)))
+        self.checks = checks
 
     def as_tuple(self):
         """What a run reads of the step, unpacked at once (attribute reads cost per node)."""
         return self.node, self.call, tuple(self.slots), self.first, self.first + self.count, self.checks, tuple(self.dead)
+
+    def moved(self, slot_of):
+        """This step reading and writing the slots ``slot_of`` maps its own to (nothing dies)."""
+        step = _Step(self.node, self.call, [slot_of[s] for s in self.slots], slot_of[self.first], self.planned, self.checks)
+        step.dead = []
+        return step
 
 
 def _call(node, function, check_attrs, consts):
@@ -340,7 +354,8 @@ def _call(node, function, check_attrs, consts):
     tensor, else None); the function it returns is used when planning raised nothing and read
     every attr of the node, so a run neither reads nor checks attrs. Otherwise (or when planning
     fails: a run then raises the same error, naming the node) the function runs whole on every
-    run, with its attrs checked as read when the node has any."""
+    run, with its attrs checked as read when the node has any. Returns (call, whether a run of it
+    reads no attrs)."""
     plan = getattr(function, "plan", None)
     if plan is not None:
         if check_attrs:
@@ -350,17 +365,45 @@ def _call(node, function, check_attrs, consts):
         except Exception:
             call = None
         if call is not None and (not check_attrs or node.semantic <= node.read):
-            return call
+            return call, True
     if check_attrs:
-        return _attr_checked_call(node, function)
-    return functools.partial(function, node)
+        return _attr_checked_call(node, function), False
+    return functools.partial(function, node), True
+
+
+def _evaluate(run_steps, values, observe):
+    """Run the steps (as ``_ordered`` unpacks them) over the flat list of values."""
+    node = None
+    try:
+        for node, call, slots, first, end, checks, dead in run_steps:
+            args = [values[slot] for slot in slots]
+            out = call(*args)
+            outputs = out if type(out) is tuple else (out,)
+            if len(outputs) != end - first:
+                raise GeExecutionError(f"{node.describe()}: computed {len(outputs)} outputs, the node declares {end - first}")
+            values[first:end] = outputs
+            for check in checks:
+                tensor = outputs[check[0]]
+                # The common cases (a declared dtype, and no shape or an exact one) in two
+                # comparisons; _verify decides the others and raises.
+                if tensor.dtype is not check[1] or (check[2] is not None and tensor.shape != check[2]):
+                    _verify(node, tensor, check)
+            if observe is not None:
+                observe(node, args, outputs)
+            for slot in dead:
+                values[slot] = None
+    except GeExecutionError:
+        raise
+    except Exception as error:
+        raise GeExecutionError(f"{node.describe()}: {error}") from error
 
 
 class GeExecutor:
     """A loaded GE graph, planned and ready to run. Building it refuses op types it cannot run."""
 
-    def __init__(self, graph):
+    def __init__(self, graph, fold=True):
         self.name = graph.name
+        self.fold = fold
         self.nodes = _topological([Node(op) for op in graph.op])
         outputs = [node for node in self.nodes if node.type == "NetOutput"]
         if len(outputs) != 1:
@@ -393,27 +436,77 @@ class GeExecutor:
                 function, check_attrs = functions[node.name]
                 slots = self._slots(node, first_slot, output_count)
                 consts = [template[slot] if slot != _UNFED and template[slot] is not None else None for slot in slots]
-                self._steps.append(_Step(node, _call(node, function, check_attrs, consts), slots, first))
+                call, planned = _call(node, function, check_attrs, consts)
+                self._steps.append(_Step(node, call, slots, first, planned))
         self._template = template
-        self._free_after_last_use()
-        self._run_steps = tuple(step.as_tuple() for step in self._steps)
+        self._unfolded_steps = self._ordered(self._steps)
+        if self.fold:
+            self._steps = self._folded(self._steps)
+        self._run_steps = self._ordered(self._steps)
         self._const_storages = {t.untyped_storage().data_ptr() for t in self.consts.values()}
 
-    def _free_after_last_use(self):
-        """Drop each intermediate value after the last step that reads it, as eager code drops its
-        temporaries: memory is reused while it is still in cache, and a run holds little at once."""
+    def _ordered(self, steps):
+        """What a run walks for ``steps``: each step unpacked, with the slots it is the last reader
+        of. Each intermediate value is dropped there, as eager code drops its temporaries: memory
+        is reused while it is still in cache, and a run holds little at once."""
         last_reader = {}
-        for position, step in enumerate(self._steps):
+        for position, step in enumerate(steps):
             for slot in range(step.first, step.first + step.count):
                 last_reader[slot] = position  # an output nothing reads dies where it is made
             for slot in step.slots:
                 last_reader[slot] = position
-        for step in self._steps:
+        for step in steps:
             step.dead = []
         kept = {_UNFED, *self._result_slots}
         for slot, position in last_reader.items():
             if slot not in kept:
-                self._steps[position].dead.append(slot)
+                steps[position].dead.append(slot)
+        return tuple(step.as_tuple() for step in steps)
+
+    def _folded(self, steps):
+        """``steps`` with each fold (see ge_folds) made one step, at its last member's place."""
+        const_of = lambda slot: self._template[slot] if slot != _UNFED else None  # noqa: E731
+        folds = ge_folds.find(steps, const_of, set(self._result_slots))
+        replaced = {}
+        for members in folds:
+            replaced[members[-1]] = self._fold_step([steps[p] for p in members], const_of)
+            replaced.update((p, None) for p in members[:-1])
+        return [replaced.get(p, step) for p, step in enumerate(steps) if replaced.get(p, step) is not None]
+
+    def _fold_step(self, members, const_of):
+        """One step running ``members`` (see ge_folds.Fold): its inputs are the members' inputs that
+        no member makes and that are not Consts; its outputs and checks are the last member's."""
+        made = {slot for m in members for slot in range(m.first, m.first + m.count)}
+        inputs = list(dict.fromkeys(s for m in members for s in m.slots if s != _UNFED and s not in made and const_of(s) is None))
+        consts = list(dict.fromkeys(s for m in members for s in m.slots if s != _UNFED and const_of(s) is not None))
+        # The members' own plan over a local list of values: [unfed, *inputs, *consts, *outputs].
+        local = {_UNFED: 0, **{s: 1 + i for i, s in enumerate([*inputs, *consts, *sorted(made)])}}
+        run_steps = tuple(m.moved(local).as_tuple() for m in members)
+        tail = [self._template[s] for s in consts] + [None] * len(made)
+        last = members[-1]
+        first, end = local[last.first], local[last.first] + last.count
+
+        def unfolded(*values):
+            values = [None, *values, *tail]
+            _evaluate(run_steps, values, None)
+            return values[first] if end - first == 1 else tuple(values[first:end])
+
+        fast = self._fast(members, inputs, const_of)
+        return _Step(last.node, ge_folds.Fold(unfolded, fast), inputs, last.first, True, last.checks)
+
+    @staticmethod
+    def _fast(members, inputs, const_of):
+        """The fold's fast function over ``inputs`` (see ge_folds)."""
+        if not any(m.node.type in ge_folds.MATMUL_TYPES for m in members):
+            return ge_folds.chained((m.call, [const_of(s) for s in m.slots[1:]]) for m in members)
+        # A linear fold's members are [Transpose, head Reshape?, MatMul, tail Reshape?].
+        reshapes = {position: ge_folds.const_ints(const_of(m.slots[1])) for position, m in enumerate(members) if m.node.type == "Reshape"}
+        head = reshapes.get(1)
+        tail = reshapes.get(len(members) - 1)
+        fast = ge_folds.linear(ge_folds.linear_input_shape(head, tail))
+        if len(inputs) == 1:  # x is the weight itself
+            return lambda x: fast(x, x)
+        return fast if inputs[0] == members[0].slots[0] else lambda x, weight: fast(weight, x)
 
     @staticmethod
     def _slots(node, first_slot, output_count):
@@ -438,33 +531,8 @@ class GeExecutor:
         # A GE graph records no autograd (TorchAir runs forward and backward as separate graphs):
         # its ops dispatch below the Autograd keys, as GE's kernels know nothing of it.
         with torch._C._AutoDispatchBelowAutograd():
-            self._evaluate(values, observe)
+            _evaluate(self._run_steps if observe is None else self._unfolded_steps, values, observe)
         return self._finish([values[slot] for slot in self._result_slots], inputs, assigned_outputs, output_dtypes)
-
-    def _evaluate(self, values, observe):
-        node = None
-        try:
-            for node, call, slots, first, end, checks, dead in self._run_steps:
-                args = [values[slot] for slot in slots]
-                out = call(*args)
-                outputs = out if type(out) is tuple else (out,)
-                if len(outputs) != end - first:
-                    raise GeExecutionError(f"{node.describe()}: computed {len(outputs)} outputs, the node declares {end - first}")
-                values[first:end] = outputs
-                for check in checks:
-                    tensor = outputs[check[0]]
-                    # The common cases (a declared dtype, and no shape or an exact one) in two
-                    # comparisons; _verify decides the others and raises.
-                    if tensor.dtype is not check[1] or (check[2] is not None and tensor.shape != check[2]):
-                        _verify(node, tensor, check)
-                if observe is not None:
-                    observe(node, args, outputs)
-                for slot in dead:
-                    values[slot] = None
-        except GeExecutionError:
-            raise
-        except Exception as error:
-            raise GeExecutionError(f"{node.describe()}: {error}") from error
 
     @staticmethod
     def _data(node, inputs, index, scalar, check):
@@ -475,7 +543,8 @@ class GeExecutor:
             raise GeExecutionError(f"{node.describe()}: input {index} is {type(tensor).__name__}, expected a tensor")
         if scalar and tensor.shape == (1,):
             tensor = tensor.reshape(())  # TorchAir passes a symbolic size as a 1-element host tensor
-        if check:
+        # The common case in two comparisons, as for op outputs; _verify decides the others.
+        if check and (tensor.dtype is not check[1] or (check[2] is not None and tensor.shape != check[2])):
             _verify(node, tensor, check)
         return tensor
 

@@ -38,15 +38,16 @@ SILU_MUL_BACKWARD = OpDefinition(
 
 
 def silu_mul_math(a, b):
-    """silu(a) * b for a, b already in the accumulation dtype."""
-    return a * torch.sigmoid(a) * b
+    """silu(a) * b for a, b already in the accumulation dtype; silu(a) = a / (1 + exp(-a))."""
+    return a / (1 + torch.exp(-a)) * b
 
 
 def silu_mul_grad_math(dy, a, b):
     """(da, db) of y = silu(a) * b, all in the accumulation dtype."""
     s = torch.sigmoid(a)
-    # silu'(a) = s + a * s * (1 - s)
-    return dy * b * s * (1 + a * (1 - s)), dy * a * s
+    # silu'(a) = s + a * s * (1 - s) = s * (1 + a * (1 - s)); dy * s serves both
+    dy_s = dy * s
+    return dy_s * b * (1 + a * (1 - s)), dy_s * a
 
 
 def _check(op, tensors: dict) -> dict:

@@ -145,14 +145,7 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_backward(const at::Tensor& dy_in, co
 }
 
 at::Tensor add(const at::Tensor& x_in, const at::Tensor& y_in) {
-  const at::Tensor x = x_in.contiguous(), y = y_in.contiguous();
-  at::Tensor z = at::empty(x.sizes(), x.options());
-  with_dtype(x.scalar_type(), [&](auto t) {
-    using T = decltype(t);
-    elementwise<T, 2, 1>(1, x.numel(), {x.const_data_ptr<T>(), y.const_data_ptr<T>()}, {0, 0}, {z.mutable_data_ptr<T>()}, {0},
-                         [](const auto& v) { return std::array{v[0] + v[1]}; });
-  });
-  return z;
+  return binary_elementwise(x_in, y_in, [](const auto& v) { return std::array{v[0] + v[1]}; });
 }
 
 }  // namespace CPU_CAPABILITY

@@ -155,5 +155,18 @@ void elementwise(int64_t rows, int64_t length, std::array<const T*, NI> in, std:
   });
 }
 
+// z = f(x, y) elementwise, z of x's shape and dtype: the kernels of the two-input elementwise ops
+// (add, silu_mul). x and y have one shape and dtype (the Python checks made sure).
+template <class F>
+at::Tensor binary_elementwise(const at::Tensor& x_in, const at::Tensor& y_in, const F& f) {
+  const at::Tensor x = x_in.contiguous(), y = y_in.contiguous();
+  at::Tensor z = at::empty(x.sizes(), x.options());
+  with_dtype(x.scalar_type(), [&](auto t) {
+    using T = decltype(t);
+    elementwise<T, 2, 1>(1, x.numel(), {x.const_data_ptr<T>(), y.const_data_ptr<T>()}, {0, 0}, {z.mutable_data_ptr<T>()}, {0}, f);
+  });
+  return z;
+}
+
 }  // namespace CPU_CAPABILITY
 }  // namespace airfuse::cpu

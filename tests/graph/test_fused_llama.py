@@ -85,3 +85,40 @@ def test_fused_layers_equal_the_plain_layers(mlp):
     inputs = _inputs(7)
     for got, want, what in zip(_step(fused, inputs), _step(plain, inputs), ["output", "x.grad"], strict=False):
         _assert_close(got, want, torch.float32, f"{mlp} {what}")
+
+
+def _random_inputs(graph):
+    """A random tensor for each Data node of a static GE graph (ints and bools small)."""
+    from airfuse.offline.ge_executor import proto_dtype_to_torch
+
+    inputs = {}
+    for op in graph.op:
+        if op.type == "Data":
+            desc = op.output_desc[0]
+            dtype = proto_dtype_to_torch(desc.dtype, op.name)
+            shape = list(desc.shape.dim)
+            inputs[op.attr["index"].i] = (
+                torch.randn(shape).to(dtype) if dtype.is_floating_point else torch.randint(0, 2, shape).to(dtype)
+            )
+    return [inputs[i] for i in range(len(inputs))]
+
+
+@pytest.mark.parametrize("dtype", REL_TOL, ids=str)
+def test_the_executors_folds_give_the_unfolded_plans_bits(dtype):
+    """Forward and backward graphs of the layers: the plan with its folds (linears, view chains)
+    computes exactly what the node-by-node plan does."""
+    from airfuse.offline import ge_folds
+    from airfuse.offline.ge_executor import GeExecutor
+
+    model = LlamaLayers(LAYERS, mlp="silu_mul").to(dtype)
+    x, cos, sin = _inputs(8, dtype)
+    capture = airfuse.capture_ge_graph(model, x.requires_grad_(), cos, sin)
+    folds = 0
+    for graph in capture.graphs:
+        folded, unfolded = GeExecutor(graph), GeExecutor(graph, fold=False)
+        folds += sum(isinstance(step[1], ge_folds.Fold) for step in folded._run_steps)
+        inputs = _random_inputs(graph)
+        for _ in range(2):
+            for a, b in zip(folded.run(inputs), unfolded.run(inputs), strict=True):
+                assert a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride() and torch.equal(a, b)
+    assert folds >= 4 * LAYERS  # at least the attention and MLP linears of the forward
