@@ -201,8 +201,33 @@ public:
             for (uint32_t j = 0; j < d; ++j) Put(ub.GetValue(i * stride + j));
     }
 
+    // Where a vector op may write the next n values (one op for a step's values, no scalar write
+    // per value): the stage from the next value on, which must start a 32 B block (every earlier
+    // put a whole number of blocks; the caller's tiling ensures it). Commit them with VectorPut.
+    __aicore__ inline LocalTensor<U> VectorSlot(uint32_t n) {
+        if (p_ + n + kE > cap_) {
+            Flush();
+            // Flush's scalar moves read the block that may start the slot (their write, block 0, does not).
+            int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);
+            SetFlag<HardEvent::S_V>(eventSV);
+            WaitFlag<HardEvent::S_V>(eventSV);
+        }
+        return stage_[p_];
+    }
+
+    __aicore__ inline void VectorPut(uint32_t n) {
+        p_ += n;
+        vectorWritten_ = true;
+    }
+
     // Writes the whole blocks staged so far; keeps the last one (the final window may need it).
     __aicore__ inline void Flush() {
+        if (vectorWritten_) {  // the scalar moves below and the S -> MTE3 order of the copy need V's values
+            int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+            SetFlag<HardEvent::V_S>(eventVS);
+            WaitFlag<HardEvent::V_S>(eventVS);
+            vectorWritten_ = false;
+        }
         uint32_t whole = p_ / kE * kE;
         if (whole <= keep_) return;
         int32_t eventSMTE3 = GetTPipePtr()->FetchEventID(HardEvent::S_MTE3);
@@ -245,6 +270,7 @@ private:
     LocalTensor<U> stage_;
     uint32_t cap_ = 0, p_ = 0, keep_ = 0;
     uint64_t q_ = 0;
+    bool vectorWritten_ = false;  // values since the last Flush written by the vector unit
 };
 
 }  // namespace airfuse_kernel

@@ -6,10 +6,11 @@
 // (half/bf16 at 16384) stay resident, their float work done in column chunks; rows too long for
 // UB are processed in column chunks in two passes (sum, then scale; the residual form reads its x
 // back from GM in pass 2).
-// All math is float32. rstd of a resident step on A2 (rows of at most 255 blocks as float) is
-// computed for all its rows by vector ops (Sqrt and Div, exact to 1 ulp: never the approximate
-// Rsqrt) and applied through Brcb and strided Muls, no scalar read per row; elsewhere rstd is
-// computed on the scalar unit.
+// All math is float32. rstd of a resident step (rows of at most 255 blocks as float; on 310P rows
+// of at least 32 B and steps of whole blocks of rows) is computed for all its rows by vector ops
+// (Sqrt and Div, exact to 1 ulp: never the approximate Rsqrt) and applied through a block per row
+// (Brcb on A2; a Gather on 310P, where the twin does not model Brcb's reserved UB) and strided
+// Muls, no scalar read per row; elsewhere rstd is computed on the scalar unit.
 #pragma once
 #include "gm_copy.h"
 #include "rms_norm_tiling.h"
@@ -88,7 +89,7 @@ private:
         LocalTensor<float> g = gammaF_.Get<float>();
         mover_.InAsFloat(g, work_.Get<G>(), gammaGm_, d);
         bool prefetch = t_.bufferNum > 1, vecRstd = t_.rstdVecBytes != 0;
-        if (vecRstd) Duplicate(RstdVec(1), 1.0f, int32_t(RoundUpTo(t_.rowsPerLoop, 8)));  // VectorRstd's numerator
+        if (vecRstd) BuildRstdTables();
         LoadStep(0);
         for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
             uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
@@ -187,16 +188,63 @@ private:
     // no two calls write one 32 B block of the compacted sums.
     static constexpr uint32_t kCallRows = 248;
 
-    // Part i of rstdV_: 0 the step's compacted sums, 1 ones, 2 Brcb's output (a block per row).
-    __aicore__ inline LocalTensor<float> RstdVec(uint32_t i) {
+    // Part i of rstdV_, `count` floats (default: the part whole). A2: 0 the step's compacted sums,
+    // 1 ones, 2 Brcb's output (a block per row). 310P (rstd computed a block per row): 0 Gather
+    // offsets 32 i for element 8 i + k (row i's sum in red_), 1 ones, 2 rstd a block per row, 3
+    // Gather offsets 32 i for element i (a block's first value: the compacted rstd).
+    __aicore__ inline uint32_t RstdVecPartFloats() const {
         uint32_t n8 = RoundUpTo(t_.rowsPerLoop, 8);
-        return rstdV_.Get<float>()[i * n8];
+        return mover_.aligned ? n8 * 8 : n8;
+    }
+    template <typename U = float> __aicore__ inline LocalTensor<U> RstdVec(uint32_t i, uint32_t count = 0) {
+        uint32_t part = RstdVecPartFloats(), size = i == 2 ? RoundUpTo(t_.rowsPerLoop, 8) * 8 : (i == 3 ? part / 8 : part);
+        return rstdV_.GetWithOffset<U>(count ? count : size, i * part * uint32_t(sizeof(float)));
     }
 
-    // rstd of a step's n rows into r from their sums (red_, kSumStride apart), on the vector unit:
-    // the float32 ops of Rstd(), 1 / sqrt(sum * avgFactor + epsilon). Then Brcb spreads rstd to a
-    // block per row for ScaleRows.
+    // Once per core: VectorRstd's ones (the numerator) and, on 310P, its Gather offset tables (built
+    // by doubling, as float, then cast: exact for these small integers).
+    __aicore__ inline void BuildRstdTables() {
+        uint32_t part = RstdVecPartFloats();
+        if (mover_.aligned) {
+            LocalTensor<float> f = RstdVec(2), g = RstdVec(1);
+            Duplicate(f, 0.0f, 8);
+            CreateVecIndex(g, 0.0f, int32_t(part / 8));
+            PipeBarrier<PIPE_V>();
+            Muls(g, g, 32.0f, int32_t(part / 8));
+            for (uint32_t have = 8; have < part; have *= 2) {  // elements [have, 2 have) = [0, have) + have / 8 rows
+                uint32_t more = part - have < have ? part - have : have;
+                Adds(f[have], f, float(have / 8 * 32), int32_t(more));
+                PipeBarrier<PIPE_V>();
+            }
+            Cast(RstdVec<int32_t>(0), f, RoundMode::CAST_RINT, part);
+            Cast(RstdVec<int32_t>(3), g, RoundMode::CAST_RINT, part / 8);
+            PipeBarrier<PIPE_V>();
+        }
+        Duplicate(RstdVec(1), 1.0f, int32_t(part));
+    }
+
+    // rstd of a step's n rows from their sums (red_, kSumStride apart), on the vector unit: the
+    // float32 ops of Rstd(), 1 / sqrt(sum * avgFactor + epsilon), a block per row for ScaleRows.
+    // A2: on the compacted sums into r, then Brcb. 310P: each row's sum gathered to a block, the
+    // ops on the blocks, then every block's first value gathered into rstdOut_'s stage.
     __aicore__ inline void VectorRstd(const LocalTensor<float>& r, uint32_t n) {
+        if (mover_.aligned) {
+            LocalTensor<float> bc = RstdVec(2, n * 8), ones = RstdVec(1, n * 8);
+            int32_t m = int32_t(n * 8);
+            Gather(bc, red_.Get<float>(n * kSumStride), RstdVec<uint32_t>(0, n * 8), 0, n * 8);
+            PipeBarrier<PIPE_V>();
+            Muls(bc, bc, t_.avgFactor, m);
+            PipeBarrier<PIPE_V>();
+            Adds(bc, bc, t_.epsilon, m);
+            PipeBarrier<PIPE_V>();
+            Sqrt(bc, bc, m);
+            PipeBarrier<PIPE_V>();
+            Div(bc, ones, bc, m);
+            PipeBarrier<PIPE_V>();
+            Gather(rstdOut_.VectorSlot(n), bc, RstdVec<uint32_t>(3, n), 0, n);
+            rstdOut_.VectorPut(n);
+            return;
+        }
 #if AIRFUSE_HAS_DATA_COPY_PAD
         LocalTensor<float> s = RstdVec(0), sums = red_.Get<float>();
         for (uint32_t r0 = 0; r0 < n; r0 += kCallRows) {
@@ -221,7 +269,6 @@ private:
     // Mul over all rows (rstd: row i's Brcb block, block stride 0; gamma: repeat stride 0).
     __aicore__ inline void ScaleRows(const LocalTensor<float>& out, const LocalTensor<float>& xf, const LocalTensor<float>& g, uint32_t n,
                                      uint32_t span, uint32_t stride) {
-#if AIRFUSE_HAS_DATA_COPY_PAD
         LocalTensor<float> bc = RstdVec(2);
         uint8_t rep = uint8_t(stride / 8);
         for (uint32_t pass = 0; pass < 2; ++pass) {
@@ -239,7 +286,6 @@ private:
             }
             if (pass == 0) PipeBarrier<PIPE_V>();
         }
-#endif
     }
 
     // One row per step, its tiles resident, its float work in column chunks of colsPerChunk: pass 1

@@ -89,17 +89,22 @@ inline uint32_t RedBytes(bool aligned, uint32_t n, uint32_t span, uint32_t strid
 }
 
 // UB bytes of the forward kernel's vector rstd path (kernels/rms_norm_rows.h VectorRstd), 0 when
-// it does not apply: A2 (WholeReduceSum, Brcb), resident rows whose float stride a level-0 repeat
-// stride (uint8 blocks) holds, and steps of at least kVectorRstdMinRows rows: its chain of
-// dependent ops costs a step ~9 barriers where the scalar unit costs ~40 cycles a row, overlapped
-// with the vector work (benchmarks/kernel_time.py: 8 rows of 1024 were faster on the scalar unit,
-// 11 rows of 128 or 1024 not slower on the vector unit). A step's compacted sums and ones
-// (8-float aligned), then a Brcb block per row.
+// it does not apply: resident rows whose float stride a level-0 repeat stride (uint8 blocks)
+// holds, and steps of at least kVectorRstdMinRows rows: its chain of dependent ops costs a step
+// ~9 barriers where the scalar unit costs ~40 cycles a row, overlapped with the vector work
+// (benchmarks/kernel_time.py: 8 rows of 1024 were faster on the scalar unit, 11 rows of 128 or
+// 1024 not slower on the vector unit). A2: a step's compacted sums and ones (8-float aligned),
+// then a Brcb block per row. 310P (aligned): rows of >= 32 B (not `natural`: those go row by
+// row) in steps of whole blocks of rows (each step's rstd then starts a block of the GmStream's
+// stage); a block per row for the Gather offsets, the ones and rstd, and the offsets of the
+// compacted rstd.
 constexpr uint32_t kVectorRstdMinRows = 10;
-inline uint32_t RstdVecBytes(bool aligned, uint32_t rpl, uint32_t chunk, uint32_t cols, uint32_t stride) {
-    if (aligned || chunk < cols || stride / 8 > 255 || rpl < kVectorRstdMinRows) return 0;
+inline uint32_t RstdVecBytes(bool aligned, bool natural, uint32_t rpl, uint32_t chunk, uint32_t cols, uint32_t stride) {
+    if (chunk < cols || stride / 8 > 255 || rpl < kVectorRstdMinRows) return 0;
     uint32_t n8 = uint32_t(RoundUp(rpl, 8));
-    return n8 * 4 * 2 + n8 * 32;
+    if (!aligned) return n8 * 4 * 2 + n8 * 32;
+    if (natural || rpl % 8 != 0) return 0;
+    return n8 * 32 * 3 + n8 * 4;
 }
 
 // A GmStream stage (kernels/gm_copy.h) for `elems` values of `size` bytes: plus three blocks, >= 4 blocks.
@@ -196,11 +201,22 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
         if (natural) b += (residual ? 2 : 1) * uint64_t(StageBytes(uint64_t(rpl) * cols, s));
         if (residual && s != 4) b += R32(work * 4);
         if (chunk < cols) b += buf * R32(f * g);
-        return b + RstdVecBytes(aligned, rpl, chunk, cols, stride);
+        return b + RstdVecBytes(aligned, natural, rpl, chunk, cols, stride);
     };
     uint32_t rowCores;
     Plan p = PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
     if (!res.ok()) return res;
+    // 310P's vector rstd takes steps of whole blocks of rows and UB of its own: the most such rows
+    // that fit, if the plan had more but not the vector rstd (157 rows of 128 half -> 144: no
+    // scalar read per row, worth more than the longer steps).
+    if (aligned && !RstdVecBytes(aligned, natural, p.rowsPerLoop, p.chunk, cols, p.rowStride)) {
+        for (uint32_t r = p.rowsPerLoop / 8 * 8; r >= kVectorRstdMinRows; r -= 8) {
+            if (RstdVecBytes(aligned, natural, r, p.chunk, cols, p.rowStride) && bytes(p.bufferNum, r, p.chunk, p.rowStride) <= chip.ubBytes) {
+                p.rowsPerLoop = r;
+                break;
+            }
+        }
+    }
     uint32_t sumBlocks = 1;  // a step's row sums (resident), or a resident row's chunks
     // A whole row but one buffer per queue serialises each row's load, compute and store: chunked
     // float work with two buffers is faster (benchmarks/kernel_time.py).
@@ -226,7 +242,7 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     out->redBytes = RedBytes(aligned, p.rowsPerLoop, RowSpan(aligned, natural, cols, p.chunk, p.rowStride), p.rowStride, out->floatCols) +
                     (sumBlocks - 1) * 32;
     out->outStageBytes = natural ? StageBytes(uint64_t(p.rowsPerLoop) * cols, s) : 0;
-    out->rstdVecBytes = RstdVecBytes(aligned, p.rowsPerLoop, p.chunk, cols, p.rowStride);
+    out->rstdVecBytes = RstdVecBytes(aligned, natural, p.rowsPerLoop, p.chunk, cols, p.rowStride);
     return res;
 }
 

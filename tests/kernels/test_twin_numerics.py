@@ -132,19 +132,23 @@ def test_chip_core_counts(chip, cores):
     assert check_add_rms_norm(x, dy, gamma, chip=chip).block_dim == cores
 
 
-# rstd on the vector unit (A2, steps of >= 10 resident rows of <= 255 float blocks): steps of
-# more than one 248-row call (16 columns, one core), rows with padding, float32 rows.
-@pytest.mark.parametrize("rows,cols,dtype,block_dim", [(3000, 16, torch.bfloat16, 1), (900, 100, torch.float16, 2),
-                                                       (400, 600, torch.float32, 1)], ids=str)
-def test_vector_rstd_steps(rows, cols, dtype, block_dim):
-    tile = twin.tiling("rms_norm", "Ascend910B2", rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, block_dim)
+# rstd on the vector unit (steps of >= 10 resident rows of <= 255 float blocks). A2: steps of
+# more than one 248-row call (16 columns, one core), rows with padding, float32 rows. 310P (steps of
+# whole blocks of rows): rstd's stage flushed before a last step of 3 rows (35 = 16 + 16 + 3 on one
+# core), float32 rows with a window head, 75 rows per core in steps of 72.
+@pytest.mark.parametrize("chip,rows,cols,dtype,block_dim", [("Ascend910B2", 3000, 16, torch.bfloat16, 1), ("Ascend910B2", 900, 100, torch.float16, 2),
+                                                            ("Ascend910B2", 400, 600, torch.float32, 1), ("Ascend310P3", 35, 512, torch.float16, 1),
+                                                            ("Ascend310P3", 35, 260, torch.float32, 1), ("Ascend310P3", 600, 40, torch.float16, 0)],
+                         ids=str)
+def test_vector_rstd_steps(chip, rows, cols, dtype, block_dim):
+    tile = twin.tiling("rms_norm", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, block_dim)
     rows_per_loop, = struct.unpack_from("<I", tile.data.raw, 24)
     rstd_vec_bytes, = struct.unpack_from("<I", tile.data.raw, 80)
     assert rstd_vec_bytes > 0 and rows_per_loop >= 10
     gen = generator()
     x, x2, gamma = randn((rows, cols), dtype, gen), randn((rows, cols), dtype, gen), randn((cols,), dtype, gen)
-    check_rms_norm(x, gamma, chip="Ascend910B2", block_dim=block_dim)
-    check_add_rms_norm(x, x2, gamma, chip="Ascend910B2", block_dim=block_dim)
+    check_rms_norm(x, gamma, chip=chip, block_dim=block_dim)
+    check_add_rms_norm(x, x2, gamma, chip=chip, block_dim=block_dim)
 
 
 # Rows whose tiles fit in UB (rms_norm: twice; add_rms_norm: once) but whose float work does not:
