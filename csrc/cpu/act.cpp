@@ -1,6 +1,8 @@
 // Fused CPU kernels of the activations: silu_mul, swiglu, gelu and their backwards (math:
-// airfuse/ops/silu_mul.py, swiglu.py, gelu.py, in the same operation order). All elementwise: one
-// read of each input, one write of each output.
+// airfuse/ops/silu_mul.py, swiglu.py, gelu.py). silu_mul and swiglu keep its operation order; gelu's
+// tanh form is rearranged for speed (one exp, a refined reciprocal estimate), still within 1.5e-6
+// relative of float64 on [-20, 20] in float32 in every variant, as DEFAULT's exact division is.
+// All elementwise: one read of each input, one write of each output.
 #include <cmath>
 
 #include "vec_io.h"
