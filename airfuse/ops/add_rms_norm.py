@@ -67,7 +67,9 @@ def _setup_context(ctx, inputs, output):
 def _backward(ctx, dy, _drstd, dx_residual):
     x, rstd, gamma = ctx.saved_tensors
     dx, dgamma = torch.ops.airfuse.rms_norm_backward(dy, x, rstd, gamma)
-    dx = dx + dx_residual  # x reaches the loss through y and, as the next residual, directly
+    # x reaches the loss through y and, as the next residual, directly. In place: dx is the kernel's
+    # fresh output, and a new tensor would cost another x-sized allocation (page faults when large).
+    dx.add_(dx_residual)
     return dx, dx, dgamma, None
 
 

@@ -1,6 +1,8 @@
 // Fused CPU kernels of the activations: silu_mul, swiglu, gelu and their backwards (math:
-// airfuse/ops/silu_mul.py, swiglu.py, gelu.py, in the same operation order). All elementwise: one
-// read of each input, one write of each output.
+// airfuse/ops/silu_mul.py, swiglu.py, gelu.py). silu_mul and swiglu keep its operation order; gelu's
+// tanh form is rearranged for speed (one exp, a refined reciprocal estimate), still within 1.5e-6
+// relative of float64 on [-20, 20] in float32 in every variant, as DEFAULT's exact division is.
+// All elementwise: one read of each input, one write of each output.
 #include <cmath>
 
 #include "vec_io.h"
@@ -61,23 +63,57 @@ C10_ALWAYS_INLINE Vec<M> tanh_argument(const Vec<M>& x) {
   return Vec<M>(M(kTanhScale)) * x * (Vec<M>(M(1)) + Vec<M>(M(kCubic)) * x * x);
 }
 
+// 1 / v for v in [1, 2]. In float on AVX2/AVX512: the hardware's estimate of 1 / v refined by one
+// Newton step, within about 2^-22 of the quotient: a division costs more than the rest of a GELU
+// element (it was most of gelu's time in bfloat16). float64, the reference dtype, divides.
+template <class M>
+C10_ALWAYS_INLINE Vec<M> reciprocal_1_to_2(const Vec<M>& v) {
+#if defined(CPU_CAPABILITY_AVX512) || defined(CPU_CAPABILITY_AVX2)
+  if constexpr (std::is_same_v<M, float>) {
+#if defined(CPU_CAPABILITY_AVX512)
+    const Vec<M> estimate(_mm512_rcp14_ps(v));
+#else
+    const Vec<M> estimate(_mm256_rcp_ps(v));
+#endif
+    return estimate * (Vec<M>(M(2)) - v * estimate);
+  }
+#endif
+  return Vec<M>(M(1)) / v;
+}
+
+// sigmoid(w) and sigmoid(-w) from one exp and one reciprocal: with e = exp(-|w|) in [0, 1] and
+// q = 1 / (1 + e), they are q and e * q (in the order w's sign says). Nothing overflows, whatever w.
+template <class M>
+struct SigmoidPair {
+  Vec<M> of_w, of_minus_w;
+
+  C10_ALWAYS_INLINE explicit SigmoidPair(const Vec<M>& w) {
+    const Vec<M> e = w.abs().neg().exp_u20();
+    const Vec<M> q = reciprocal_1_to_2(Vec<M>(M(1)) + e), eq = e * q;
+    const Vec<M> positive = w >= Vec<M>(M(0));
+    of_w = Vec<M>::blendv(eq, q, positive);
+    of_minus_w = Vec<M>::blendv(q, eq, positive);
+  }
+};
+
 // Phi(x), the gate GELU multiplies x by.
 template <bool kTanh, class M>
 C10_ALWAYS_INLINE Vec<M> cdf(const Vec<M>& x) {
-  if constexpr (kTanh) return sigmoid(tanh_argument(x));
+  if constexpr (kTanh) return SigmoidPair<M>(tanh_argument(x)).of_w;
   return Vec<M>(M(0.5)) * (x.neg() * Vec<M>(M(kSqrtHalf))).erfc();
 }
 
-// x * Phi'(x); 0 where the tanh form's density underflows (x * slope could be inf there).
+// Phi(x) + x * Phi'(x), GELU's derivative. Tanh form: the density is sigmoid(w) * sigmoid(-w), so
+// one exp serves both terms; 0 where the density underflows (x * slope could be inf there).
 template <bool kTanh, class M>
-C10_ALWAYS_INLINE Vec<M> x_times_density(const Vec<M>& x) {
+C10_ALWAYS_INLINE Vec<M> gelu_slope(const Vec<M>& x) {
   if constexpr (kTanh) {
-    const Vec<M> w = tanh_argument(x);
-    const Vec<M> density = sigmoid(w) * sigmoid(w.neg());
+    const SigmoidPair<M> s(tanh_argument(x));
+    const Vec<M> density = s.of_w * s.of_minus_w;
     const Vec<M> slope = Vec<M>(M(kTanhScale)) * (Vec<M>(M(1)) + Vec<M>(M(3 * kCubic)) * x * x);
-    return Vec<M>::blendv(x * slope * density, Vec<M>(M(0)), density == Vec<M>(M(0)));
+    return s.of_w + Vec<M>::blendv(x * slope * density, Vec<M>(M(0)), density == Vec<M>(M(0)));
   } else {
-    return x * (Vec<M>(M(-0.5)) * x * x).exp() * Vec<M>(M(kInvSqrt2Pi));
+    return cdf<false>(x) + x * (Vec<M>(M(-0.5)) * x * x).exp() * Vec<M>(M(kInvSqrt2Pi));
   }
 }
 
@@ -159,7 +195,7 @@ at::Tensor gelu_backward(const at::Tensor& dy_in, const at::Tensor& x_in, c10::s
       constexpr bool kTanh = decltype(form)::value;
       elementwise<T, 2, 1>(1, x.numel(), {dy.const_data_ptr<T>(), x.const_data_ptr<T>()}, {0, 0}, {dx.mutable_data_ptr<T>()}, {0},
                            [](const std::array<Vec<M>, 2>& v) C10_ALWAYS_INLINE_ATTRIBUTE {
-                             return std::array{v[0] * (cdf<kTanh>(v[1]) + x_times_density<kTanh>(v[1]))};
+                             return std::array{v[0] * gelu_slope<kTanh>(v[1])};
                            });
     });
   });

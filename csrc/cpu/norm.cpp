@@ -23,19 +23,39 @@ M row_sum(int64_t d, const auto& term) {
   return at::vec::vec_reduce_all<M>([](const Vec<M>& a, const Vec<M>& b) { return a + b; }, total);
 }
 
-// One row of rms_norm: y = x * rstd * gamma with rstd = 1 / sqrt(mean(x^2) + epsilon).
+// The end of a row of rms_norm, given the row's sum of squares: y = x * rstd * gamma with
+// rstd = 1 / sqrt(mean(x^2) + epsilon).
 template <class T, class G, class M = Math<T>>
-void rms_norm_row(const T* x, const G* gamma, int64_t d, M epsilon, T* y, M* rstd) {
-  const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
-    const Vec<M> v = load<M>(x + i, n);
-    return v * v;
-  });
+void normalize_row(const T* x, const G* gamma, int64_t d, M sum, M epsilon, T* y, M* rstd) {
   const M r = M(1) / std::sqrt(sum / static_cast<M>(d) + epsilon);
   *rstd = r;
   const Vec<M> rv(r);
   for_each_vector<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
     store<T>(y + i, load<M>(x + i, n) * rv * load<M>(gamma + i, n), n);
   });
+}
+
+// One row of rms_norm.
+template <class T, class G, class M = Math<T>>
+void rms_norm_row(const T* x, const G* gamma, int64_t d, M epsilon, T* y, M* rstd) {
+  const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+    const Vec<M> v = load<M>(x + i, n);
+    return v * v;
+  });
+  normalize_row(x, gamma, d, sum, epsilon, y, rstd);
+}
+
+// One row of add_rms_norm: x = x1 + x2 rounded to T, then rms_norm of that x. The sum of squares
+// is taken as each vector of x is stored (read back rounded, from the store just made), in
+// rms_norm_row's order: one pass less than add then rms_norm, and the same bits.
+template <class T, class G, class M = Math<T>>
+void add_rms_norm_row(const T* x1, const T* x2, const G* gamma, int64_t d, M epsilon, T* x, T* y, M* rstd) {
+  const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+    store<T>(x + i, load<M>(x1 + i, n) + load<M>(x2 + i, n), n);
+    const Vec<M> v = load<M>(x + i, n);
+    return v * v;
+  });
+  normalize_row(x, gamma, d, sum, epsilon, y, rstd);
 }
 
 std::vector<int64_t> statistic_shape(const at::Tensor& x) {
@@ -91,11 +111,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x1
       at::parallel_for(0, rows, grain_in_rows(d), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t o = r * d;
-          for_each_vector<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
-            store<T>(xp + o + i, load<M>(ap + o + i, n) + load<M>(bp + o + i, n), n);
-          });
-          // From the rounded sum, as rms_norm(add(x1, x2)) would: the fused op agrees with it bit for bit.
-          rms_norm_row(xp + o, gp, d, static_cast<M>(epsilon), yp + o, rp + r);
+          add_rms_norm_row(ap + o, bp + o, gp, d, static_cast<M>(epsilon), xp + o, yp + o, rp + r);
         }
       });
     });

@@ -7,25 +7,48 @@ namespace airfuse::cpu {
 inline namespace CPU_CAPABILITY {
 namespace {
 
-// Where row r of a [rows, d] tensor of shape `shape` finds its table row: the tables' strides with
-// broadcast dims at 0 (the checks guarantee every leading dim is shape's or 1).
-struct TableRows {
-  std::vector<int64_t> sizes, strides;
+// Walks the rows of x (every dim but the last) in order, keeping the row offsets of x (and y), cos
+// and sin (whose broadcast dims have stride 0) with an odometer over the leading dims: adds only,
+// not a division per dim per row.
+class RowWalk {
+ public:
+  struct Dim {
+    int64_t size, x, cos, sin;  // the dim's size and each tensor's stride along it (0: broadcast)
+  };
 
-  TableRows(at::IntArrayRef shape, const at::Tensor& table) {
-    const at::Tensor expanded = table.expand(shape);
-    sizes.assign(shape.begin(), shape.end() - 1);
-    strides.assign(expanded.strides().begin(), expanded.strides().end() - 1);
-  }
-
-  int64_t offset(int64_t row) const {
-    int64_t result = 0;
-    for (int64_t k = static_cast<int64_t>(sizes.size()) - 1; k >= 0; --k) {
-      result += (row % sizes[k]) * strides[k];
-      row /= sizes[k];
-    }
+  static std::vector<Dim> dims(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+    const at::Tensor c = cos.expand(x.sizes()), s = sin.expand(x.sizes());
+    std::vector<Dim> result;
+    for (int64_t k = 0; k + 1 < x.dim(); ++k) result.push_back({x.size(k), x.stride(k), c.stride(k), s.stride(k)});
     return result;
   }
+
+  // At row start.
+  RowWalk(const std::vector<Dim>& dims, int64_t start) : dims_(dims), index_(dims.size()) {
+    for (int64_t k = static_cast<int64_t>(dims_.size()) - 1; k >= 0; --k) {
+      index_[k] = start % dims_[k].size;
+      start /= dims_[k].size;
+      x += index_[k] * dims_[k].x;
+      cos += index_[k] * dims_[k].cos;
+      sin += index_[k] * dims_[k].sin;
+    }
+  }
+
+  void next() {
+    for (int64_t k = static_cast<int64_t>(dims_.size()) - 1; k >= 0; --k) {
+      const Dim& dim = dims_[k];
+      x += dim.x, cos += dim.cos, sin += dim.sin;
+      if (++index_[k] < dim.size) return;
+      x -= dim.size * dim.x, cos -= dim.size * dim.cos, sin -= dim.size * dim.sin;
+      index_[k] = 0;
+    }
+  }
+
+  int64_t x = 0, cos = 0, sin = 0;  // the current row's offsets
+
+ private:
+  const std::vector<Dim>& dims_;
+  std::vector<int64_t> index_;
 };
 
 // One row. Forward: y = x * cos + rotate(x) * sin, rotate turning each pair (u, v) into (-v, u).
@@ -72,7 +95,7 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
   const at::Tensor sin = sin_in.stride(-1) == 1 ? sin_in : sin_in.contiguous();
   const bool half = mode == "half";
   const int64_t d = x.size(-1), rows = x.numel() / d;
-  const TableRows cos_rows(x.sizes(), cos), sin_rows(x.sizes(), sin);
+  const std::vector<RowWalk::Dim> dims = RowWalk::dims(x, cos, sin);
   at::Tensor y = at::empty(x.sizes(), x.options());
   with_dtype(x.scalar_type(), [&](auto t) {
     using T = decltype(t);
@@ -83,8 +106,9 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
       const C *cp = cos.const_data_ptr<C>(), *sp = sin.const_data_ptr<C>();
       T* yp = y.mutable_data_ptr<T>();
       at::parallel_for(0, rows, grain_in_rows(d), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) {
-          rope_row<T, C, kBackward>(xp + r * d, cp + cos_rows.offset(r), sp + sin_rows.offset(r), d, half, yp + r * d);
+        RowWalk row(dims, begin);
+        for (int64_t r = begin; r < end; ++r, row.next()) {
+          rope_row<T, C, kBackward>(xp + row.x, cp + row.cos, sp + row.sin, d, half, yp + row.x);
         }
       });
     });
