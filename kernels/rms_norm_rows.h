@@ -53,6 +53,8 @@ public:
         if (t.rstdVecBytes) pipe_.InitBuffer(rstdV_, t.rstdVecBytes);
         if (t.colsPerChunk < t.numCols && t.rowResident) {
             pipe_.InitBuffer(gammaRow_, RoundUpTo(t.numCols, kBlock<G>) * sizeof(G));
+        } else if (t.colsPerChunk == t.numCols && !kIsFloat<G>) {
+            pipe_.InitBuffer(gammaRow_, RoundUpTo(t.numCols, kBlock<G>) * sizeof(G));  // gamma's stage before its cast
         } else if (t.colsPerChunk < t.numCols) {
             pipe_.InitBuffer(gQue_, t.bufferNum, t.floatCols * sizeof(G));
         }
@@ -78,7 +80,9 @@ public:
     }
 
 private:
-    // gamma is read once per core and kept in UB as float. A step's rows go through each vector
+    // gamma is read once per core, after the first step's rows (which it would otherwise delay by
+    // its own transfer: 396 cycles at 4096 bf16 on 910B2, benchmarks/kernel_time.py), and kept in
+    // UB as float, cast just before the first step scales. A step's rows go through each vector
     // op together where the layout allows (all but 310P rows under 32 B): one Cast, Mul, Add for
     // all of them, so the barriers and latencies between dependent ops are paid per step, not per
     // row; the row sums meet the scalar unit once per step (one V -> S wait, then the rstd of each
@@ -87,10 +91,10 @@ private:
     __aicore__ inline void ProcessResident() {
         uint32_t d = t_.numCols, span = mover_.Span(d), stride = t_.rowStride;
         LocalTensor<float> g = gammaF_.Get<float>();
-        mover_.InAsFloat(g, work_.Get<G>(), gammaGm_, d);
         bool prefetch = t_.bufferNum > 1, vecRstd = t_.rstdVecBytes != 0;
         if (vecRstd) BuildRstdTables();
         LoadStep(0);
+        TEventID gammaIn = LoadGamma(g);
         for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
             uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
             // Ops over the step's rows at once cover n * stride elements (the padding between
@@ -129,6 +133,7 @@ private:
                 } else {
                     Cast(w, normed, RoundMode::CAST_NONE, width);
                 }
+                if (done == 0) GammaAsFloat(g, gammaIn);  // VectorRstd's first barrier follows
                 VectorRstd(r, n);
                 ScaleRows(out, xf, g, n, span, stride);
                 if constexpr (!kIsFloat<T>) {
@@ -142,6 +147,7 @@ private:
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
             SetFlag<HardEvent::V_S>(eventVS);
             WaitFlag<HardEvent::V_S>(eventVS);
+            if (done == 0) GammaAsFloat(g, gammaIn);  // a barrier follows before gamma's first Mul below
             for (uint32_t i = 0; i < n; i += together) {
                 LocalTensor<float> xf = AsFloat(normed[i * stride], w[i * stride], width);
                 LocalTensor<float> out = w[i * stride];
@@ -170,6 +176,26 @@ private:
             WaitFlag<HardEvent::S_V>(eventSV);
             StepOut(x, x2, sum, y, r, done, n, more && !prefetch, true);
         }
+    }
+
+    // Issues gamma's load (into gammaF_ as float, else into its stage gammaRow_); its MTE2 -> V
+    // flag is waited for by GammaAsFloat, just before gamma is first needed.
+    __aicore__ inline TEventID LoadGamma(const LocalTensor<float>& g) {
+        if constexpr (kIsFloat<G>) {
+            mover_.In(g, gammaGm_, 0, t_.numCols);
+        } else {
+            mover_.In(gammaRow_.Get<G>(), gammaGm_, 0, t_.numCols);
+        }
+        TEventID id = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
+        SetFlag<HardEvent::MTE2_V>(id);
+        return id;
+    }
+
+    // Waits for gamma's load and casts it to float (half/bf16), the cast ordered by the caller's next barrier.
+    __aicore__ inline void GammaAsFloat(const LocalTensor<float>& g, TEventID id) {
+        WaitFlag<HardEvent::MTE2_V>(id);
+        GetTPipePtr()->ReleaseEventID<HardEvent::MTE2_V>(id);
+        if constexpr (!kIsFloat<G>) Cast(g, gammaRow_.Get<G>(), RoundMode::CAST_NONE, mover_.Span(t_.numCols));
     }
 
     // A step's end: frees its inputs, loads the next step (`loadNext`: one buffer per queue) and
@@ -298,11 +324,15 @@ private:
     __aicore__ inline void ProcessResidentChunks() {
         uint32_t d = t_.numCols, c = t_.colsPerChunk, chunks = CeilDivU(d, c);
         LocalTensor<G> gRow = gammaRow_.Get<G>();
-        mover_.In(gRow, gammaGm_, 0, d);  // the first row's DeQue (MTE2 -> V, after this load on MTE2) orders it before the casts
         LocalTensor<float> w = work_.Get<float>(), gf = gammaF_.Get<float>(), sums = red_.Get<float>();
         LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - chunks * kSumStride, chunks * kSumStride * 4);
         bool prefetch = t_.bufferNum > 1;
         LoadStep(0);
+        // gamma after the first row (first needed by its pass 2), not before: the row's pass 1
+        // starts a gamma's transfer earlier (1585 cycles at 16384 bf16 on 910B2).
+        mover_.In(gRow, gammaGm_, 0, d);
+        TEventID gammaIn = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
+        SetFlag<HardEvent::MTE2_V>(gammaIn);
         for (uint32_t row = 0; row < rows_.count; ++row) {
             bool more = row + 1 < rows_.count;
             LocalTensor<T> x = xQue_.DeQue<T>();
@@ -336,6 +366,10 @@ private:
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next row's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
             WaitFlag<HardEvent::S_V>(eventSV);
+            if (row == 0) {
+                WaitFlag<HardEvent::MTE2_V>(gammaIn);
+                GetTPipePtr()->ReleaseEventID<HardEvent::MTE2_V>(gammaIn);
+            }
             LocalTensor<T> y = yQue_.AllocTensor<T>();
             for (uint32_t k = 0; k < chunks; ++k) {
                 uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c;

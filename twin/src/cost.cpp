@@ -1,5 +1,7 @@
 // The per-pipe time model (twin/include/twin/cost.h, twin/README.md "Cost model").
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include "kernel_operator.h"
@@ -112,6 +114,23 @@ const ChipCost* Find(const char* soc) {
 
 CoreCost& C() { return Cur().cost; }
 
+// AIRFUSE_TWIN_COST_TRACE=<block>: every instruction of that block as it is costed, one line each
+// on stderr (pipe, name, start, cycles occupied, when its result lands), to see where a kernel's
+// time goes. Off (no output) when unset.
+const char* kPipeNames[] = {"S", "V", "MTE2", "MTE3"};
+thread_local const char* tVectorApi = "";  // the open vector instruction's name
+long TraceBlock() {
+    static const long block = [] {
+        const char* v = std::getenv("AIRFUSE_TWIN_COST_TRACE");
+        return v ? std::strtol(v, nullptr, 10) : -1L;
+    }();
+    return block;
+}
+void Trace(Pipe q, const char* what, double start, double occupy, double done) {
+    if (TraceBlock() < 0 || Cur().blockIdx != uint32_t(TraceBlock())) return;
+    std::fprintf(stderr, "cost %-5s %-16s start %8.1f occupy %7.1f done %8.1f\n", q < 4 ? kPipeNames[q] : "?", what, start, occupy, done);
+}
+
 // Costs the open instruction: it starts once issued and once its pipe is free.
 void Commit() {
     CoreCost& c = C();
@@ -123,6 +142,7 @@ void Commit() {
         c.work[q] += t;
         c.s += t;
         c.done[q] = c.busy[q] = c.s;
+        Trace(q, "scalar", c.s - t, t, c.s);
         return;
     }
     double start = std::max(c.s, c.busy[q]), occupy, latency;
@@ -138,6 +158,7 @@ void Commit() {
     c.done[q] = std::max(c.done[q], start + occupy + latency);
     c.work[q] += occupy;
     c.s += c.p->issue;
+    Trace(q, q == kPipeV ? tVectorApi : "copy", start, occupy, start + occupy + latency);
 }
 
 }  // namespace
@@ -220,6 +241,7 @@ void CostVector(const char* api, uint64_t elems, uint32_t elemBytes) {
     else if (a == "Sqrt") perCycle = std::min(perCycle, v.vecExpPerCycle * elemBytes);
     double repeats = std::max(1.0, std::ceil(bytes / 256));
     c.vecOccupy = repeats * std::max(1.0, 256 / perCycle);
+    tVectorApi = api;
     c.vecLatency = latency;
 }
 
@@ -234,6 +256,7 @@ void CostWaitFlag(int event, int id, Pipe dst) {
     Commit();
     CoreCost& c = C();
     double fires = c.flag[event][id];
+    Trace(dst, "WaitFlag", std::max(c.s, c.busy[dst]), 0, fires);
     if (dst == kPipeS) {
         c.s = std::max(c.s, fires) + c.p->issue;
         return;
@@ -252,6 +275,7 @@ void CostBarrier(Pipe pipe) {
     }
     c.busy[pipe] = std::max({c.busy[pipe], c.done[pipe], c.s}) + c.p->barrier;
     c.done[pipe] = c.busy[pipe];
+    Trace(pipe, "PipeBarrier", c.busy[pipe] - c.p->barrier, c.p->barrier, c.busy[pipe]);
     c.s += c.p->issue;
 }
 
