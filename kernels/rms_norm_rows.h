@@ -48,6 +48,7 @@ public:
             pipe_.InitBuffer(rstdQue_, t.bufferNum, t.rowsPerLoop * sizeof(float));
         }
         pipe_.InitBuffer(work_, t.workCols * sizeof(float));
+        if (t.squaresBytes) pipe_.InitBuffer(squares_, t.squaresBytes);
         pipe_.InitBuffer(gammaF_, t.floatCols * sizeof(float));
         pipe_.InitBuffer(red_, t.redBytes);
         if (t.rstdVecBytes) pipe_.InitBuffer(rstdV_, t.rstdVecBytes);
@@ -115,23 +116,37 @@ private:
             LocalTensor<float> r;
             if (!mover_.aligned) r = rstdQue_.AllocTensor<float>();
             LocalTensor<float> w = work_.Get<float>();
+            // A2's vector rstd: epsilon under the packed sums' Axpy (VectorRstd), in the Brcb part
+            // (the last step's ScaleRows read it before the barrier that ended that step).
+            bool packed = vecRstd && !mover_.aligned;
+            if (packed) Duplicate(RstdVec(2), t_.epsilon, int32_t(RoundUpTo(n, 8)));
+            // The squares: in work_ over x as float (cast again to scale), or, half/bf16 with UB
+            // for it (the residual form: x2's float buffer, free once added), apart, x as float
+            // then staying in work_ for the scaling (one cast pass and barrier fewer).
+            LocalTensor<float> sq = w;
+            bool sqApart = false;
+            if constexpr (!kIsFloat<T>) {
+                sqApart = kResidual || t_.squaresBytes != 0;
+                if (sqApart) sq = kResidual ? work2_.Get<float>() : squares_.Get<float>();
+            }
             for (uint32_t i = 0; i < n; i += together) {
                 LocalTensor<float> xf = AsFloat(normed[i * stride], w[i * stride], width);
-                Mul(w[i * stride], xf, xf, width);
+                Mul(sq[i * stride], xf, xf, width);
             }
             PipeBarrier<PIPE_V>();
-            for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(w[i * stride], d);
-            RowSums(!mover_.aligned, red_.Get<float>(), w, stride, n, span, red_.GetWithOffset<float>(t_.redBytes / 4 - SumsFloats(), SumsFloats() * 4),
-                    t_.reduceTmpBytes / sizeof(float));
+            for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(sq[i * stride], d);
+            RowSums(!mover_.aligned, packed ? RstdVec(0) : red_.Get<float>(), sq, stride, n, span,
+                    red_.GetWithOffset<float>(t_.redBytes / 4 - SumsFloats(), SumsFloats() * 4), t_.reduceTmpBytes / sizeof(float),
+                    packed ? kCompactSums : kSumStride);
             if (vecRstd) {
-                PipeBarrier<PIPE_V>();  // RowSums read the squares in work_
-                // x as float again (into work_, half/bf16), beside VectorRstd's first op (which ends with a barrier).
+                PipeBarrier<PIPE_V>();  // RowSums read the squares (and wrote the sums VectorRstd reads)
+                // x as float again unless kept (into work_, half/bf16), beside VectorRstd's first op (which ends with a barrier).
                 LocalTensor<float> xf = w, out = w;
                 if constexpr (kIsFloat<T>) {
                     xf = normed;
                     out = y;
                 } else {
-                    Cast(w, normed, RoundMode::CAST_NONE, width);
+                    if (!sqApart) Cast(w, normed, RoundMode::CAST_NONE, width);
                 }
                 if (done == 0) GammaAsFloat(g, gammaIn);  // VectorRstd's first barrier follows
                 VectorRstd(r, n);
@@ -149,7 +164,7 @@ private:
             WaitFlag<HardEvent::V_S>(eventVS);
             if (done == 0) GammaAsFloat(g, gammaIn);  // a barrier follows before gamma's first Mul below
             for (uint32_t i = 0; i < n; i += together) {
-                LocalTensor<float> xf = AsFloat(normed[i * stride], w[i * stride], width);
+                LocalTensor<float> xf = sqApart ? w[i * stride] : AsFloat(normed[i * stride], w[i * stride], width);
                 LocalTensor<float> out = w[i * stride];
                 if constexpr (kIsFloat<T>) out = y[i * stride];
                 for (uint32_t j = i; j < i + together; ++j) {
@@ -210,8 +225,8 @@ private:
         RowsOut(yQue_, y, yGm_, yOut_, done, n);
     }
 
-    // Rows per call of the level-0 instructions below: at most 255 repeats, a multiple of 8 so
-    // no two calls write one 32 B block of the compacted sums.
+    // Rows per call of ScaleRows' level-0 Muls: at most 255 repeats, a multiple of 8 (a whole
+    // number of Brcb blocks of 8 rows).
     static constexpr uint32_t kCallRows = 248;
 
     // Part i of rstdV_, `count` floats (default: the part whole). A2: 0 the step's compacted sums,
@@ -249,10 +264,13 @@ private:
         Duplicate(RstdVec(1), 1.0f, int32_t(part));
     }
 
-    // rstd of a step's n rows from their sums (red_, kSumStride apart), on the vector unit: the
-    // float32 ops of Rstd(), 1 / sqrt(sum * avgFactor + epsilon), a block per row for ScaleRows.
-    // A2: on the compacted sums into r, then Brcb. 310P: each row's sum gathered to a block, the
-    // ops on the blocks, then every block's first value gathered into rstdOut_'s stage.
+    // rstd of a step's n rows from their sums, on the vector unit: the float32 ops of Rstd(),
+    // 1 / sqrt(sum * avgFactor + epsilon), a block per row for ScaleRows. A2: on the packed sums
+    // (RstdVec(0), RowSums packed them) into r, sum * avgFactor + epsilon by one Axpy (its
+    // product rounded, then the add: Muls then Adds, one op and barrier fewer) onto the epsilon
+    // the step put in part 2, then Brcb. 310P (sums in red_, kSumStride apart): each row's sum
+    // gathered to a block, the ops on the blocks, then every block's first value gathered into
+    // rstdOut_'s stage.
     __aicore__ inline void VectorRstd(const LocalTensor<float>& r, uint32_t n) {
         if (mover_.aligned) {
             LocalTensor<float> bc = RstdVec(2, n * 8), ones = RstdVec(1, n * 8);
@@ -272,19 +290,12 @@ private:
             return;
         }
 #if AIRFUSE_HAS_DATA_COPY_PAD
-        LocalTensor<float> s = RstdVec(0), sums = red_.Get<float>();
-        for (uint32_t r0 = 0; r0 < n; r0 += kCallRows) {
-            uint32_t rows = n - r0 < kCallRows ? n - r0 : kCallRows;
-            WholeReduceSum(s[r0], sums[r0 * kSumStride], 1, int32_t(rows), 1, 1, 1);  // picks each row's sum: compacts them
-        }
+        LocalTensor<float> s = RstdVec(0), e = RstdVec(2);
+        Axpy(e, s, t_.avgFactor, int32_t(n));
         PipeBarrier<PIPE_V>();
-        Muls(s, s, t_.avgFactor, int32_t(n));
+        Sqrt(e, e, int32_t(n));
         PipeBarrier<PIPE_V>();
-        Adds(s, s, t_.epsilon, int32_t(n));
-        PipeBarrier<PIPE_V>();
-        Sqrt(s, s, int32_t(n));
-        PipeBarrier<PIPE_V>();
-        Div(r, RstdVec(1), s, int32_t(n));
+        Div(r, RstdVec(1), e, int32_t(n));
         PipeBarrier<PIPE_V>();
         Brcb(RstdVec(2), r, uint8_t(CeilDivU(n, 8)), BrcbRepeatParams(1, 8));
         PipeBarrier<PIPE_V>();
@@ -315,8 +326,9 @@ private:
     }
 
     // One row per step, its tiles resident, its float work in column chunks of colsPerChunk: pass 1
-    // sums each chunk's squares into its own block of red_ (the residual form first adds the
-    // chunk into x's tile), the scalar unit adds them once per row; pass 2 scales. gamma stays in
+    // sums the row's squares (the residual form first adds each chunk into x's tile): on A2
+    // accumulated over the chunks, then reduced once; on 310P (no MulAddDst) each chunk into its
+    // own block of red_, the scalar unit adding them once per row; pass 2 scales. gamma stays in
     // UB in its own dtype, cast a chunk at a time. The next row loads while this one is computed:
     // with two buffers per queue (AirfuseRmsNorm), or, the residual form's four tiles fitting
     // once, as soon as pass 1 has consumed x1 and x2. On 310P rows of whole blocks only (the
@@ -327,6 +339,13 @@ private:
         LocalTensor<float> w = work_.Get<float>(), gf = gammaF_.Get<float>(), sums = red_.Get<float>();
         LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - chunks * kSumStride, chunks * kSumStride * 4);
         bool prefetch = t_.bufferNum > 1;
+        // A2: pass 1 accumulates the chunks' squares elementwise (MulAddDst) in gammaF_ (free until
+        // pass 2), then sums them once: per chunk two barriers (after the cast, after the
+        // accumulate) where a sum per chunk takes four (benchmarks/kernel_time.py).
+        bool accumulate = false;
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        accumulate = !mover_.aligned;
+#endif
         LoadStep(0);
         // gamma after the first row (first needed by its pass 2), not before: the row's pass 1
         // starts a gamma's transfer earlier (1585 cycles at 16384 bf16 on 910B2).
@@ -347,10 +366,25 @@ private:
                 uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c;
                 if constexpr (kResidual) AddRounded(sum[c0], x[c0], x2[c0], n);
                 LocalTensor<float> xf = AsFloat(normed[c0], w, n);
+#if AIRFUSE_HAS_DATA_COPY_PAD
+                if (accumulate) {
+                    if (k == 0) {
+                        Mul(gf, xf, xf, n);  // chunk 0 is a whole chunk: every accumulator element set
+                    } else {
+                        MulAddDst(gf, xf, xf, int32_t(n));
+                    }
+                    PipeBarrier<PIPE_V>();  // the next chunk overwrites work_, and reads gammaF_
+                    continue;
+                }
+#endif
                 Mul(w, xf, xf, n);
                 PipeBarrier<PIPE_V>();
                 RowSums(!mover_.aligned, sums[k * kSumStride], w, RoundUpTo(n, 8), 1, n, scratch, t_.reduceTmpBytes / sizeof(float));
                 PipeBarrier<PIPE_V>();  // the next chunk overwrites work_ and the scratch
+            }
+            if (accumulate) {
+                RowSums(true, sums, gf, RoundUpTo(c, 8), 1, c, scratch, t_.reduceTmpBytes / sizeof(float));
+                PipeBarrier<PIPE_V>();  // pass 2 overwrites gammaF_
             }
             if constexpr (kResidual) {
                 xQue_.FreeTensor(x);
@@ -361,7 +395,7 @@ private:
             SetFlag<HardEvent::V_S>(eventVS);
             WaitFlag<HardEvent::V_S>(eventVS);
             float s = 0.0f;
-            for (uint32_t k = 0; k < chunks; ++k) s += sums.GetValue(k * kSumStride);
+            for (uint32_t k = 0; k < (accumulate ? 1 : chunks); ++k) s += sums.GetValue(k * kSumStride);
             float rv = Rstd(s);
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next row's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
@@ -585,6 +619,7 @@ private:
     TQue<QuePosition::VECOUT, 1> rstdQue_;
     TBuf<TPosition::VECCALC> work_;
     TBuf<TPosition::VECCALC> work2_;
+    TBuf<TPosition::VECCALC> squares_;
     TBuf<TPosition::VECCALC> gammaF_;
     TBuf<TPosition::VECCALC> gammaRow_;
     TBuf<TPosition::VECCALC> red_;

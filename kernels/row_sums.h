@@ -15,6 +15,10 @@ constexpr uint32_t kMaxRepStrideBlocks = 255;  // kept within a uint8 repeat str
 
 __aicore__ inline uint32_t CeilDivU(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
+// RowSums' sums packed, one float per row (WholeRowSums, A2), in calls of a multiple of 8 rows.
+constexpr uint32_t kCompactSums = 1;
+constexpr uint32_t kCompactCallRows = 248;
+
 #if AIRFUSE_HAS_DATA_COPY_PAD
 // Sums of n rows of len floats (stride apart, stride % 8 == 0) on A2, each into its own block:
 // sums[i * kSumStride]. `scratch` is laid out as op_host/tiling/rms_norm.h RowSumsScratch counts.
@@ -26,12 +30,16 @@ __aicore__ inline uint32_t CeilDivU(uint32_t a, uint32_t b) { return (a + b - 1)
 //    halving;
 //  - else row by row, a row's partials contiguous (one instruction per row), then the partials
 //    reduced the same way as rows of ceil(len / 64).
+// `sumStride` 1 (kCompactSums) packs the sums (and the planes) instead, one float per row: then
+// calls split rows at a multiple of 8, so no two write one block; not with rows too long for a
+// repeat stride (those sums need a block each).
 __aicore__ inline void WholeRowSums(const LocalTensor<float>& sums, const LocalTensor<float>& src, uint32_t stride, uint32_t n, uint32_t len,
-                                    const LocalTensor<float>& scratch) {
+                                    const LocalTensor<float>& scratch, uint32_t sumStride = kSumStride) {
     uint32_t q = CeilDivU(len, kRepeatFloats);
     bool repStrideFits = stride / 8 <= kMaxRepStrideBlocks;
     if (q == 1 || (q <= n && repStrideFits)) {
-        uint32_t plane = n * kSumStride;
+        // Packed planes are whole blocks too: the halving adds below write the packed sums' blocks only.
+        uint32_t plane = sumStride == kSumStride ? n * kSumStride : CeilDivU(n, 8) * 8, callRows = sumStride == kSumStride ? kMaxRepeat : kCompactCallRows;
         for (uint32_t j = 0; j < q; ++j) {
             LocalTensor<float> dst = q == 1 ? sums : scratch[j * plane];
             uint32_t m = len - j * kRepeatFloats < kRepeatFloats ? len - j * kRepeatFloats : kRepeatFloats;
@@ -39,9 +47,9 @@ __aicore__ inline void WholeRowSums(const LocalTensor<float>& sums, const LocalT
                 for (uint32_t i = 0; i < n; ++i) WholeReduceSum(dst[i * kSumStride], src[i * stride], int32_t(m), 1, 1, 1, 8);
                 continue;
             }
-            for (uint32_t r0 = 0; r0 < n; r0 += kMaxRepeat) {
-                uint32_t rows = n - r0 < kMaxRepeat ? n - r0 : kMaxRepeat;
-                WholeReduceSum(dst[r0 * kSumStride], src[r0 * stride + j * kRepeatFloats], int32_t(m), int32_t(rows), int32_t(kSumStride), 1,
+            for (uint32_t r0 = 0; r0 < n; r0 += callRows) {
+                uint32_t rows = n - r0 < callRows ? n - r0 : callRows;
+                WholeReduceSum(dst[r0 * sumStride], src[r0 * stride + j * kRepeatFloats], int32_t(m), int32_t(rows), int32_t(sumStride), 1,
                                int32_t(stride / 8));
             }
         }
@@ -67,7 +75,7 @@ __aicore__ inline void WholeRowSums(const LocalTensor<float>& sums, const LocalT
         WholeReduceSum(scratch[i * partStride + full], src[i * stride + full * kRepeatFloats], int32_t(tail), 1, 1, 1, 8);
     }
     PipeBarrier<PIPE_V>();
-    WholeRowSums(sums, scratch, partStride, n, q, scratch[n * partStride]);
+    WholeRowSums(sums, scratch, partStride, n, q, scratch[n * partStride], sumStride);
 }
 #endif
 
@@ -75,9 +83,9 @@ __aicore__ inline void WholeRowSums(const LocalTensor<float>& sums, const LocalT
 // floats apart: WholeRowSums on A2, else one ReduceSum per row, each with its own
 // sharedTmpBuffer slot of reduceTmpFloats in `scratch`.
 __aicore__ inline void RowSums(bool wholeReduce, const LocalTensor<float>& sums, const LocalTensor<float>& rows, uint32_t stride, uint32_t n,
-                               uint32_t d, const LocalTensor<float>& scratch, uint32_t reduceTmpFloats) {
+                               uint32_t d, const LocalTensor<float>& scratch, uint32_t reduceTmpFloats, uint32_t sumStride = kSumStride) {
 #if AIRFUSE_HAS_DATA_COPY_PAD
-    if (wholeReduce) return WholeRowSums(sums, rows, stride, n, d, scratch);
+    if (wholeReduce) return WholeRowSums(sums, rows, stride, n, d, scratch, sumStride);
 #endif
     for (uint32_t i = 0; i < n; ++i) ReduceSum(sums[i * kSumStride], rows[i * stride], scratch[i * reduceTmpFloats], int32_t(d));
 }

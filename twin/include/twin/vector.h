@@ -129,6 +129,13 @@ template <typename T> void Adds(const LocalTensor<T>& d, const LocalTensor<T>& a
 template <typename T> void FusedMulAdd(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
     twin::FusedDst("FusedMulAdd", d, a, &b, n, [](auto dv, auto x, auto y) { return decltype(x)(decltype(x)(x * dv) + y); });
 }
+// MulAddDst (asc-devkit MulAddDst.md: dst = src0 * src1 + dst; half and float on A2/A3 and Kirin,
+// not the 310P AI Core: the twin refuses it there, as WholeReduceSum). Rounded like FusedMulAdd.
+template <typename T> void MulAddDst(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
+    if (std::strncmp(twin::Cur().chip->socVersion, "Ascend910B", 10) != 0)
+        twin::Fail("MulAddDst", twin::Fmt("not documented for %s (MulAddDst.md lists A2/A3 products only)", twin::Cur().chip->socVersion));
+    twin::FusedDst("MulAddDst", d, a, &b, n, [](auto dv, auto x, auto y) { return decltype(x)(decltype(x)(x * y) + dv); });
+}
 template <typename T> void Axpy(const LocalTensor<T>& d, const LocalTensor<T>& a, const T& s, int32_t n) {
     twin::FusedDst("Axpy", d, a, static_cast<const LocalTensor<T>*>(nullptr), n, [s](auto dv, auto x, auto) { return decltype(x)(decltype(x)(x * s) + dv); });
 }
