@@ -253,6 +253,18 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     out->epsilon = epsilon;
     out->rowCores = rowCores;
     out->rstdStageBytes = aligned ? StageBytes(p.rowsPerLoop, 4) : 0;
+    // UB the plan leaves (resident rows; ResidentChunks counts its own).
+    uint64_t spare = p.chunk == cols ? chip.ubBytes - bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride) : 0;
+    // 310P: rstd's stage holds all of a core's rows when UB allows, so no step flushes it (a flush
+    // drains the vector pipe, waits for its copy and moves the kept block by scalar reads and
+    // writes: ~380 cycles at the second step of 1024 x 128 half, benchmarks/kernel_time.py).
+    if (aligned && p.chunk == cols) {
+        uint32_t whole = StageBytes(perCore, 4);
+        if (whole > out->rstdStageBytes && whole - out->rstdStageBytes <= spare) {
+            spare -= whole - out->rstdStageBytes;
+            out->rstdStageBytes = whole;
+        }
+    }
     out->workCols = uint32_t(WorkCols(p.rowsPerLoop, p.chunk, cols, p.rowStride, out->floatCols));
     out->redBytes = RedBytes(aligned, p.rowsPerLoop, RowSpan(aligned, natural, cols, p.chunk, p.rowStride), p.rowStride, out->floatCols) +
                     (sumBlocks - 1) * 32;
@@ -263,7 +275,7 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     // twice (benchmarks/kernel_time.py: 910B2 rms_norm 4096 x 128 bf16 1.75 -> 1.67 us).
     if (!residual && s != 4 && p.chunk == cols) {
         uint64_t sq = R32(uint64_t(out->workCols) * 4);
-        if (bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride) + sq <= chip.ubBytes) out->squaresBytes = uint32_t(sq);
+        if (sq <= spare) out->squaresBytes = uint32_t(sq);
     }
     return res;
 }
