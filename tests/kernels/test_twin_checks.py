@@ -209,6 +209,18 @@ def test_activation_vector_apis(broken):
     torch.testing.assert_close(x[64:].view(6, 64), torch.stack(want), equal_nan=True)
 
 
+def test_mul_add_dst_follows_its_doc_and_is_a2_only(broken):
+    """MulAddDst: dst = src0 * src1 + dst (MulAddDst.md), the product rounded to float32 first, as
+    torch's; its product table lists A2/A3, not the 310P AI Core, where the twin refuses it."""
+    gen = torch.Generator().manual_seed(4)
+    a, b, d = (torch.randn(64, generator=gen) for _ in range(3))
+    x = torch.cat([a, b, d, torch.zeros(64)])
+    run(broken, "correct_mul_add_dst", x=x)
+    torch.testing.assert_close(x[192:], a * b + d, rtol=0, atol=0)
+    with pytest.raises(twin.TwinError, match="MulAddDst: not documented for Ascend310P3"):
+        run(broken, "correct_mul_add_dst", x=torch.zeros(256), chip="Ascend310P3")
+
+
 def test_launch_after_violation_still_works(broken):
     """A violation raises in Python and leaves the process and the twin usable."""
     with pytest.raises(twin.TwinError):

@@ -526,6 +526,26 @@ extern "C" __global__ __aicore__ void broken_unaligned_mins(GM_ADDR x, GM_ADDR w
 
 // The activation kernels' vector APIs on x[0:64): Exp, Abs, Max(x, -x), Min(x, -x), Maxs(x, 0.5), Mins(x, 0.5)
 // into x[64:128), ..., x[384:448).
+// MulAddDst (dst = src0 * src1 + dst): x holds src0, src1 and dst, 64 floats each; dst goes back to x's fourth 64.
+extern "C" __global__ __aicore__ void correct_mul_add_dst(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    constexpr int32_t n = 64;
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 3 * n * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, 4 * n);
+    LocalTensor<float> t = buf.Get<float>();
+    DataCopy(t, g, 3 * n);
+    int32_t eventMte2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
+    SetFlag<HardEvent::MTE2_V>(eventMte2V);
+    WaitFlag<HardEvent::MTE2_V>(eventMte2V);
+    MulAddDst(t[2 * n], t, t[n], n);
+    int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+    SetFlag<HardEvent::V_MTE3>(eventVMte3);
+    WaitFlag<HardEvent::V_MTE3>(eventVMte3);
+    DataCopy(g[3 * n], t[2 * n], n);
+}
+
 extern "C" __global__ __aicore__ void correct_vector_math(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     constexpr int32_t n = 64;
     TPipe pipe;
