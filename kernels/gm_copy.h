@@ -127,7 +127,7 @@ struct Mover {
         WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
         if constexpr (!kIsFloat<U>) {
             Cast(f, stage, RoundMode::CAST_NONE, Span(n));
-            PipeBarrier<PIPE_V>();
+            PipeBarrier<PIPE_V>();  // redundant-sync: in-as-float-cast
         }
     }
 

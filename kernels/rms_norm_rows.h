@@ -382,10 +382,8 @@ private:
                 RowSums(!mover_.aligned, sums[k * kSumStride], w, RoundUpTo(n, 8), 1, n, scratch, t_.reduceTmpBytes / sizeof(float));
                 PipeBarrier<PIPE_V>();  // the next chunk overwrites work_ and the scratch
             }
-            if (accumulate) {
-                RowSums(true, sums, gf, RoundUpTo(c, 8), 1, c, scratch, t_.reduceTmpBytes / sizeof(float));
-                PipeBarrier<PIPE_V>();  // pass 2 overwrites gammaF_
-            }
+            // Pass 2 overwrites gammaF_ after the V -> S -> V round trip below, no barrier needed.
+            if (accumulate) RowSums(true, sums, gf, RoundUpTo(c, 8), 1, c, scratch, t_.reduceTmpBytes / sizeof(float));
             if constexpr (kResidual) {
                 xQue_.FreeTensor(x);
                 x2Que_.FreeTensor(x2);
