@@ -134,10 +134,11 @@ def test_chip_core_counts(chip, cores):
 
 # rstd on the vector unit (steps of >= 10 resident rows of <= 255 float blocks). A2: steps of
 # more than one 248-row call (16 columns, one core), rows with padding, float32 rows. 310P (steps of
-# whole blocks of rows): rstd's stage flushed before a last step of 3 rows (35 = 16 + 16 + 3 on one
-# core), float32 rows with a window head, 75 rows per core in steps of 72.
+# whole blocks of rows): a last step of 3 rows (35 = 16 + 16 + 3 on one core), rstd's stage flushed
+# between steps (4099 rows on one core: more than UB leaves for a stage of all of them), float32
+# rows with a window head, 75 rows per core in steps of 72.
 @pytest.mark.parametrize("chip,rows,cols,dtype,block_dim", [("Ascend910B2", 3000, 16, torch.bfloat16, 1), ("Ascend910B2", 900, 100, torch.float16, 2),
-                                                            ("Ascend910B2", 400, 600, torch.float32, 1), ("Ascend310P3", 35, 512, torch.float16, 1),
+                                                            ("Ascend910B2", 400, 600, torch.float32, 1), ("Ascend310P3", 35, 512, torch.float16, 1), ("Ascend310P3", 4099, 16, torch.float16, 1),
                                                             ("Ascend310P3", 35, 260, torch.float32, 1), ("Ascend310P3", 600, 40, torch.float16, 0)],
                          ids=str)
 def test_vector_rstd_steps(chip, rows, cols, dtype, block_dim):
