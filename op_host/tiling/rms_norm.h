@@ -236,7 +236,8 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     // A core of at most kStepsPerCore rows of >= kRowStepBytes moves a row per step: StepRows'
     // 16 KB floor made 3 rows of 8 KB two steps (2 + 1), the pair's store starting only after
     // both rows' compute and holding MTE3 while the last row's store waited
-    // (benchmarks/kernel_time.py: 910B2 rms_norm 128 x 4096 bf16 1.73 -> 1.60 us).
+    // (benchmarks/kernel_time.py: 910B2 rms_norm 128 x 4096 bf16 1.73 -> 1.60 us). Such a copy
+    // is one row, below the floor's 16 KB: a cost the model does not see (short bursts).
     if (p.chunk == cols && perCore <= kStepsPerCore && uint64_t(cols) * s >= kRowStepBytes) p.rowsPerLoop = 1;
     uint32_t sumBlocks = 1;  // a step's row sums (resident), or a resident row's chunks
     // A whole row but one buffer per queue serialises each row's load, compute and store: chunked
