@@ -222,9 +222,9 @@ public:
 
     // Writes the whole blocks staged so far; keeps the last one (the final window may need it).
     __aicore__ inline void Flush() {
-        if (vectorWritten_) {  // the scalar moves below and the S -> MTE3 order of the copy need V's values
+        if (vectorWritten_) {  // the moves and copy below read V's values (today's caller orders them already: see the marker)
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
-            SetFlag<HardEvent::V_S>(eventVS);
+            SetFlag<HardEvent::V_S>(eventVS);  // redundant-sync: stream-flush-vector-v-s
             WaitFlag<HardEvent::V_S>(eventVS);
             vectorWritten_ = false;
         }
