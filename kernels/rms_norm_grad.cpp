@@ -29,6 +29,7 @@ public:
         mover_ = Mover{aligned, aligned && t.numCols < kBlock<T>, kBlock<T>};
         uint64_t d = t.numCols;
         resident_ = t.colsPerChunk == t.numCols;
+        splitAcc_ = t.splitAcc != 0;
         // Reads may run past this core's rows (whole blocks of short rows), never past the inputs' end.
         dyGm_.SetGlobalBuffer((__gm__ T*)dy + rows_.start * d, (t.numRows - rows_.start) * d);
         xGm_.SetGlobalBuffer((__gm__ T*)x + rows_.start * d, (t.numRows - rows_.start) * d);
@@ -55,14 +56,11 @@ public:
             pipe_.InitBuffer(a_, work * sizeof(float));
             pipe_.InitBuffer(b_, work * sizeof(float));
         }
-        if (resident_ && kIsFloat<T>) pipe_.InitBuffer(c_, work * sizeof(float));
+        if ((resident_ && kIsFloat<T>) || splitAcc_) pipe_.InitBuffer(c_, work * sizeof(float));  // split: a chunk's dgamma terms
         pipe_.InitBuffer(gammaF_, f * sizeof(float));
         pipe_.InitBuffer(red_, t.redBytes);
-        if (resident_) {
-            pipe_.InitBuffer(acc_, f * sizeof(float));
-        } else {
-            pipe_.InitBuffer(gQue_, t.bufferNum, f * sizeof(G));
-        }
+        if (resident_ || splitAcc_) pipe_.InitBuffer(acc_, (resident_ ? f : RoundUpTo(d, kBlock<float>)) * sizeof(float));
+        if (!resident_) pipe_.InitBuffer(gQue_, t.bufferNum, f * sizeof(G));
         if (t.outStageBytes) pipe_.InitBuffer(stage_, t.outStageBytes);
     }
 
@@ -72,7 +70,9 @@ public:
             if (resident_) {
                 ProcessResident();
             } else {
+                if (splitAcc_) Duplicate(acc_.Get<float>(), 0.0f, RoundUpTo(t_.numCols, kBlock<float>));
                 for (uint32_t i = 0; i < rows_.count; ++i) ProcessSplitRow(i);
+                if (splitAcc_) StoreAcc();
             }
             if (mover_.natural) dxOut_.Finish();
         }
@@ -181,12 +181,16 @@ private:
             }
             dxQue_.FreeTensor(dxl);
         }
-        if (!ColumnMode() && (GetBlockIdx() != 0 || Spread())) {
-            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-            SetFlag<HardEvent::V_MTE3>(eventVMTE3);  // redundant-sync: grad-acc-store
-            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
-            mover_.PaddedOut(wsGm_, acc, uint64_t(GetBlockIdx()) * t_.wsStride, d);
-        }
+        if (!ColumnMode()) StoreAcc();
+    }
+
+    // This core's dgamma accumulation (acc_) to its workspace row, unless core 0 sums the rows itself.
+    __aicore__ inline void StoreAcc() {
+        if (GetBlockIdx() == 0 && !Spread()) return;
+        int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMTE3);  // redundant-sync: grad-acc-store
+        WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+        mover_.PaddedOut(wsGm_, acc_.Get<float>(), uint64_t(GetBlockIdx()) * t_.wsStride, t_.numCols);
     }
 
     // Elements from the input buffer's x to its dy.
@@ -225,27 +229,37 @@ private:
         WaitFlag<HardEvent::MTE2_S>(eventMTE2S);
     }
 
-    // A row longer than UB: pass 1 sums dxhat * x chunk by chunk; pass 2 writes dx and adds the
-    // row's dgamma terms into this core's workspace row.
+    // A row longer than UB: pass 1 sums dy * gamma * x chunk by chunk, each chunk's sum on the
+    // vector unit into its own block (the scalar unit waits for them once per row, so the chunks'
+    // loads run ahead of their compute); pass 2 writes dx and adds the row's dgamma terms into
+    // acc_ (splitAcc) or this core's workspace row.
     __aicore__ inline void ProcessSplitRow(uint32_t row) {
-        uint32_t d = t_.numCols, c = t_.colsPerChunk;
+        uint32_t d = t_.numCols, c = t_.colsPerChunk, chunks = CeilDivU(d, c);
         uint64_t base = uint64_t(row) * d;
         LocalTensor<float> r = rstdQue_.AllocTensor<float>();
         LoadRstd(r, row, 1);
         rstdQue_.EnQue(r);
-        r = rstdQue_.DeQue<float>();
-        float rv = ReadScalarAt(r, 0);
-        rstdQue_.FreeTensor(r);
-        float s = 0.0f;
-        for (uint32_t c0 = 0; c0 < d; c0 += c) {
-            uint32_t n = d - c0 < c ? d - c0 : c;
+        LocalTensor<float> sums = red_.Get<float>();
+        for (uint32_t k = 0; k < chunks; ++k) {
+            uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c;
             LocalTensor<T> x, dy;
             LocalTensor<G> gq;
             CopyInChunk(base + c0, c0, n, x, dy, gq);
-            s += SumDxhatXhat(x, dy, AsFloat(gq, gammaF_.Get<float>(), mover_.Span(n)), rv, n);
+            ChunkSum(x, dy, AsFloat(gq, gammaF_.Get<float>(), mover_.Span(n)), n, k, chunks);
             FreeChunk(x, dy, gq);
         }
-        float mean = s * t_.avgFactor;
+        r = rstdQue_.DeQue<float>();
+        float rv = ReadScalarAt(r, 0);
+        rstdQue_.FreeTensor(r);
+        int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+        SetFlag<HardEvent::V_S>(eventVS);
+        WaitFlag<HardEvent::V_S>(eventVS);
+        float s = 0.0f;
+        for (uint32_t k = 0; k < chunks; ++k) s += sums.GetValue(k * kSumStride);
+        int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next row's sums overwrite what S read
+        SetFlag<HardEvent::S_V>(eventSV);
+        WaitFlag<HardEvent::S_V>(eventSV);
+        float mean = s * rv * t_.avgFactor;
         uint64_t wsRow = uint64_t(GetBlockIdx()) * t_.wsStride;
         for (uint32_t c0 = 0; c0 < d; c0 += c) {
             uint32_t n = d - c0 < c ? d - c0 : c, span = mover_.Span(n);
@@ -253,13 +267,15 @@ private:
             LocalTensor<G> gq;
             CopyInChunk(base + c0, c0, n, x, dy, gq);
             LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), span);
-            if (ColumnMode()) {
+            LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
+            if (splitAcc_) {
+                DxAndDgamma(x, dy, g, dxl, acc_.Get<float>()[c0], rv, rv * mean, span);
+            } else if (ColumnMode()) {
                 PipeBarrier<PIPE_V>();  // the previous chunk's dx still reads a_
             } else {
                 AddToWorkspaceRow(x, dy, rv, row, wsRow + c0, n);
             }
-            LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
-            Dx(x, dy, g, dxl, rv, rv * mean, span);
+            if (!splitAcc_) Dx(x, dy, g, dxl, rv, rv * mean, span);
             FreeChunk(x, dy, gq);
             dxQue_.EnQue(dxl);
             dxl = dxQue_.DeQue<T>();
@@ -442,8 +458,8 @@ private:
         uint32_t d = t_.numCols, c = t_.colsPerChunk;
         for (uint32_t c0 = 0; c0 < d; c0 += c) {
             uint32_t n = d - c0 < c ? d - c0 : c;
-            LocalTensor<float> sum = resident_ ? acc_.Get<float>()[c0] : a_.Get<float>();
-            if (!resident_) LoadWorkspace(sum, c0, n);
+            LocalTensor<float> sum = resident_ || splitAcc_ ? acc_.Get<float>()[c0] : a_.Get<float>();
+            if (!resident_ && !splitAcc_) LoadWorkspace(sum, c0, n);
             for (uint32_t core = 1; core < t_.usedCores; ++core) AddFromWorkspace(sum, uint64_t(core) * t_.wsStride + c0, n);
             LocalTensor<G> out;
             if constexpr (kIsFloat<G>) {
@@ -534,21 +550,60 @@ private:
         Mul(a, dyf, b, n);
     }
 
-    // sum(dxhat * xhat) = rstd * sum(dy * gamma * x) over n elements in the mover's layout.
-    __aicore__ inline float SumDxhatXhat(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<float>& g, float rv, uint32_t n) {
+    // sum(dy * gamma * x) over chunk k's n elements (the mover's layout) into red_'s block k, its
+    // scratch after the row's chunks' blocks (op_host/tiling/rms_norm.h RmsNormGrad, redBytes).
+    __aicore__ inline void ChunkSum(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<float>& g, uint32_t n, uint32_t k,
+                                    uint32_t chunks) {
         uint32_t span = mover_.Span(n);
-        LocalTensor<float> a = a_.Get<float>();
-        LocalTensor<float> b = b_.Get<float>();
-        LocalTensor<float> dyf = AsFloat(dy, a, span);
+        LocalTensor<float> a = a_.Get<float>(), b = b_.Get<float>();
+        LocalTensor<float> dyf = dy.template ReinterpretCast<float>(), xf = x.template ReinterpretCast<float>();
+        if constexpr (!kIsFloat<T>) {
+            Cast(a, dy, RoundMode::CAST_NONE, span);
+            Cast(b, x, RoundMode::CAST_NONE, span);
+            PipeBarrier<PIPE_V>();
+            dyf = a;
+            xf = b;
+        }
         Mul(a, dyf, g, span);
         PipeBarrier<PIPE_V>();
-        LocalTensor<float> xf = AsFloat(x, b, span);
-        Mul(b, xf, a, span);
+        Mul(a, a, xf, span);
         PipeBarrier<PIPE_V>();
-        mover_.ZeroRepeat(b, n);
-        LocalTensor<float> dst = red_.Get<float>(8);
-        ReduceSum(dst, b, red_.GetWithOffset<float>(t_.reduceTmpBytes / sizeof(float), 32), span);
-        return ReadScalar(dst) * rv;
+        mover_.ZeroRepeat(a, n);
+        LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - chunks * kSumStride, chunks * kSumStride * 4);
+        RowSums(!mover_.aligned, red_.Get<float>()[k * kSumStride], a, RoundUpTo(span, kBlock<float>), 1, span, scratch,
+                t_.reduceTmpBytes / sizeof(float));
+        if (k + 1 < chunks) PipeBarrier<PIPE_V>();  // the next chunk overwrites a_, b_ and the scratch (after the last, S waits for V)
+    }
+
+    // A split chunk with dgamma accumulated in UB: x and dy cast once for both,
+    //   acc += rstd * dy * x;   dx = rstd * (dy * gamma - x * rstd * mean)   (rvMean = rstd * mean).
+    __aicore__ inline void DxAndDgamma(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<float>& g, const LocalTensor<T>& dx,
+                                       const LocalTensor<float>& acc, float rv, float rvMean, uint32_t n) {
+        LocalTensor<float> a = a_.Get<float>(), b = b_.Get<float>(), terms = c_.Get<float>();
+        LocalTensor<float> dyf = dy.template ReinterpretCast<float>(), xf = x.template ReinterpretCast<float>();
+        if constexpr (!kIsFloat<T>) {
+            Cast(a, dy, RoundMode::CAST_NONE, n);
+            Cast(b, x, RoundMode::CAST_NONE, n);
+            PipeBarrier<PIPE_V>();
+            dyf = a;
+            xf = b;
+        }
+        Mul(terms, dyf, xf, n);
+        Mul(g, g, dyf, n);  // g is this chunk's own (gamma's queue buffer, or its cast): dy * gamma in place
+        PipeBarrier<PIPE_V>();
+        Axpy(acc, terms, rv, n);
+        Axpy(g, xf, -rvMean, n);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> out = a;
+        if constexpr (kIsFloat<T>) out = dx;
+        Muls(out, g, rv, n);
+        if constexpr (!kIsFloat<T>) {
+            PipeBarrier<PIPE_V>();
+            FromFloat(dx, a, n);
+        }
+        // The next chunk's (or row's) casts overwrite a_; with gamma half/bf16 its cast to float and
+        // the barrier after it come first.
+        if constexpr (!kIsFloat<T> && kIsFloat<G>) PipeBarrier<PIPE_V>();
     }
 
     // dx = rstd * dy * gamma - x * (rstd * rstd * mean)
@@ -575,6 +630,7 @@ private:
     AirfuseRmsNormGradTilingData t_;
     RowRange rows_;
     bool resident_ = true;
+    bool splitAcc_ = false;  // split rows: dgamma terms summed in acc_ (op_host/tiling/rms_norm.h)
     Mover mover_{};
     GmStream<T> dxOut_;
     TPipe pipe_;

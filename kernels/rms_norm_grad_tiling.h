@@ -26,4 +26,7 @@ struct AirfuseRmsNormGradTilingData {
     uint32_t colCores;
     uint32_t colCols;
     uint32_t colRows;
+    // Rows split in chunks with a hardware SyncAll: dgamma terms summed in a float32 row of UB,
+    // which goes to the workspace like a resident step's (no column split, no GM row per row).
+    uint32_t splitAcc;
 };

@@ -311,10 +311,14 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // Queues x and dy (one buffer), dx and rstd; gamma as float; resident: a step's x and dy as
     // float (half/bf16; float: its products instead) and the dgamma accumulator; split: a chunk
     // of x and dy as float and of gamma.
+    // red_: a step's row sums and their scratch; a split row's chunk sums a block each, then the scratch.
+    auto redBytes = [&](uint32_t rpl, uint32_t chunk, uint32_t stride, uint32_t f) {
+        uint64_t chunkSums = chunk < cols ? (CeilDiv(cols, chunk) - 1) * 32 : 0;
+        return uint32_t(detail::RedBytes(aligned, rpl, detail::RowSpan(aligned, natural, cols, chunk, stride), stride, f) + chunkSums);
+    };
     auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
         uint64_t f = detail::FloatCols(aligned, chunk, s), tile = detail::R32(uint64_t(rpl) * stride * s);
-        uint64_t b = 3 * buf * tile + buf * detail::R32(rpl * 4ull) + detail::R32(f * 4) + stage(rpl) +
-                     detail::RedBytes(aligned, rpl, detail::RowSpan(aligned, natural, cols, chunk, stride), stride, uint32_t(f));
+        uint64_t b = 3 * buf * tile + buf * detail::R32(rpl * 4ull) + detail::R32(f * 4) + stage(rpl) + redBytes(rpl, chunk, stride, uint32_t(f));
         if (chunk < cols) return b + 2 * detail::R32(f * 4) + buf * detail::R32(f * g);
         return b + (s == 4 ? 1 : 2) * detail::R32(uint64_t(rpl) * stride * 4) + detail::R32(f * 4);
     };
@@ -327,8 +331,23 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     uint32_t rowCores;
     detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
     if (!res.ok()) return res;
+    // Split rows with a hardware SyncAll: their dgamma terms summed in a float32 row of UB (plus a
+    // chunk buffer for the terms) when that fits beside smaller chunks; the rows' second read comes
+    // from L2, where the column split read x and dy again from HBM (benchmarks/kernel_time.py,
+    // 910B2 bf16 16384 x 16384: 2.353 -> see benchmarks/results/README.md).
+    bool splitAcc = false;
+    if (chip.hardSyncAll && p.chunk < cols) {
+        auto accBytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
+            return bytes(buf, rpl, chunk, stride) + detail::R32(uint64_t(cols) * 4) + detail::R32(detail::FloatCols(aligned, chunk, s) * 4ull);
+        };
+        detail::Plan q = detail::ChoosePlan(chip.ubBytes, cols, e, 1, accBytes);
+        if (q.bufferNum && q.chunk < cols) {
+            p = q;
+            splitAcc = true;
+        }
+    }
     detail::ColumnSplit split{};
-    if (!chip.hardSyncAll || p.chunk < cols) {
+    if (!chip.hardSyncAll || (p.chunk < cols && !splitAcc)) {
         uint64_t used = bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride);
         split = detail::SplitColumns(rows, cols, s, g, p, forceBlockDim ? forceBlockDim : chip.vectorCores, chip.ubBytes - used);
         if (split.cores == 0 && !chip.hardSyncAll) {
@@ -352,10 +371,11 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     out->wsStride = wsStride;
     out->outStageBytes = stage(p.rowsPerLoop);
     out->workCols = p.rowsPerLoop * p.rowStride;
-    out->redBytes = detail::RedBytes(aligned, p.rowsPerLoop, detail::RowSpan(aligned, natural, cols, p.chunk, p.rowStride), p.rowStride, out->floatCols);
+    out->redBytes = redBytes(p.rowsPerLoop, p.chunk, p.rowStride, out->floatCols);
     out->colCores = split.cores;
     out->colCols = split.cols;
     out->colRows = split.rows;
+    out->splitAcc = splitAcc;
     return res;
 }
 
