@@ -60,7 +60,11 @@ public:
         pipe_.InitBuffer(gammaF_, f * sizeof(float));
         pipe_.InitBuffer(red_, t.redBytes);
         if (resident_ || splitAcc_) pipe_.InitBuffer(acc_, (resident_ ? f : RoundUpTo(d, kBlock<float>)) * sizeof(float));
-        if (!resident_) pipe_.InitBuffer(gQue_, t.bufferNum, f * sizeof(G));
+        if (splitAcc_) {
+            pipe_.InitBuffer(gammaRow_, RoundUpTo(d, kBlock<G>) * sizeof(G));
+        } else if (!resident_) {
+            pipe_.InitBuffer(gQue_, t.bufferNum, f * sizeof(G));
+        }
         if (t.outStageBytes) pipe_.InitBuffer(stage_, t.outStageBytes);
     }
 
@@ -70,7 +74,12 @@ public:
             if (resident_) {
                 ProcessResident();
             } else {
-                if (splitAcc_) Duplicate(acc_.Get<float>(), 0.0f, RoundUpTo(t_.numCols, kBlock<float>));
+                if (splitAcc_) {
+                    Duplicate(acc_.Get<float>(), 0.0f, RoundUpTo(t_.numCols, kBlock<float>));
+                    // Before the first chunk's loads on MTE2: their DeQue (MTE2 -> V) orders it before the vector work.
+                    mover_.In(gammaRow_.Get<G>(), gammaGm_, 0, t_.numCols);
+                }
+                IssueChunk(0, 0);
                 for (uint32_t i = 0; i < rows_.count; ++i) ProcessSplitRow(i);
                 if (splitAcc_) StoreAcc();
             }
@@ -230,23 +239,26 @@ private:
     }
 
     // A row longer than UB: pass 1 sums dy * gamma * x chunk by chunk, each chunk's sum on the
-    // vector unit into its own block (the scalar unit waits for them once per row, so the chunks'
-    // loads run ahead of their compute); pass 2 writes dx and adds the row's dgamma terms into
-    // acc_ (splitAcc) or this core's workspace row.
+    // vector unit into its own block (the scalar unit waits for them once per row); pass 2 writes
+    // dx and adds the row's dgamma terms into acc_ (splitAcc) or this core's workspace row. With
+    // two buffers the next chunk's loads (the next pass's or row's first) are issued before a
+    // chunk is computed, so MTE2 runs ahead of V across the passes; row 0's first by Process.
     __aicore__ inline void ProcessSplitRow(uint32_t row) {
         uint32_t d = t_.numCols, c = t_.colsPerChunk, chunks = CeilDivU(d, c);
         uint64_t base = uint64_t(row) * d;
+        bool prefetch = t_.bufferNum > 1, more = row + 1 < rows_.count;
         LocalTensor<float> r = rstdQue_.AllocTensor<float>();
         LoadRstd(r, row, 1);
         rstdQue_.EnQue(r);
         LocalTensor<float> sums = red_.Get<float>();
         for (uint32_t k = 0; k < chunks; ++k) {
-            uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c;
-            LocalTensor<T> x, dy;
+            uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c, next = k + 1 < chunks ? k + 1 : 0;
             LocalTensor<G> gq;
-            CopyInChunk(base + c0, c0, n, x, dy, gq);
-            ChunkSum(x, dy, AsFloat(gq, gammaF_.Get<float>(), mover_.Span(n)), n, k, chunks);
-            FreeChunk(x, dy, gq);
+            LocalTensor<T> in = TakeChunk(c0, gq);
+            if (prefetch) IssueChunk(row, next);
+            ChunkSum(in, in[InHalf()], gq, n, k, chunks);
+            FreeChunk(in, gq);
+            if (!prefetch) IssueChunk(row, next);
         }
         r = rstdQue_.DeQue<float>();
         float rv = ReadScalarAt(r, 0);
@@ -261,22 +273,27 @@ private:
         WaitFlag<HardEvent::S_V>(eventSV);
         float mean = s * rv * t_.avgFactor;
         uint64_t wsRow = uint64_t(GetBlockIdx()) * t_.wsStride;
-        for (uint32_t c0 = 0; c0 < d; c0 += c) {
-            uint32_t n = d - c0 < c ? d - c0 : c, span = mover_.Span(n);
-            LocalTensor<T> x, dy;
+        for (uint32_t k = 0; k < chunks; ++k) {
+            uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c, span = mover_.Span(n);
+            bool issue = k + 1 < chunks || more;
             LocalTensor<G> gq;
-            CopyInChunk(base + c0, c0, n, x, dy, gq);
-            LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), span);
+            LocalTensor<T> in = TakeChunk(c0, gq);
+            LocalTensor<T> x = in, dy = in[InHalf()];
+            if (prefetch && issue) IssueChunk(k + 1 < chunks ? row : row + 1, k + 1 < chunks ? k + 1 : 0);
             LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
             if (splitAcc_) {
-                DxAndDgamma(x, dy, g, dxl, acc_.Get<float>()[c0], rv, rv * mean, span);
-            } else if (ColumnMode()) {
-                PipeBarrier<PIPE_V>();  // the previous chunk's dx still reads a_
+                DxAndDgamma(x, dy, gq, dxl, acc_.Get<float>()[c0], rv, rv * mean, span);
             } else {
-                AddToWorkspaceRow(x, dy, rv, row, wsRow + c0, n);
+                LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), span);
+                if (ColumnMode()) {
+                    PipeBarrier<PIPE_V>();  // the previous chunk's dx still reads a_
+                } else {
+                    AddToWorkspaceRow(x, dy, rv, row, wsRow + c0, n);
+                }
+                Dx(x, dy, g, dxl, rv, rv * mean, span);
             }
-            if (!splitAcc_) Dx(x, dy, g, dxl, rv, rv * mean, span);
-            FreeChunk(x, dy, gq);
+            FreeChunk(in, gq);
+            if (!prefetch && issue) IssueChunk(k + 1 < chunks ? row : row + 1, k + 1 < chunks ? k + 1 : 0);
             dxQue_.EnQue(dxl);
             dxl = dxQue_.DeQue<T>();
             mover_.Out(dxGm_, dxl, base + c0, n);
@@ -514,23 +531,30 @@ private:
         PipeBarrier<PIPE_V>();
     }
 
-    __aicore__ inline void CopyInChunk(uint64_t off, uint32_t c0, uint32_t n, LocalTensor<T>& x, LocalTensor<T>& dy, LocalTensor<G>& gq) {
-        x = inQue_.AllocTensor<T>();
-        dy = x[InHalf()];
-        gq = gQue_.AllocTensor<G>();
-        mover_.In(x, xGm_, off, n);
-        mover_.In(dy, dyGm_, off, n);
+    // Issues the loads of chunk k of this core's row `row`: x and dy, and gamma's columns unless
+    // gamma is in UB whole (splitAcc).
+    __aicore__ inline void IssueChunk(uint32_t row, uint32_t k) {
+        uint32_t d = t_.numCols, c0 = k * t_.colsPerChunk, n = d - c0 < t_.colsPerChunk ? d - c0 : t_.colsPerChunk;
+        uint64_t off = uint64_t(row) * d + c0;
+        LocalTensor<T> in = inQue_.AllocTensor<T>();
+        mover_.In(in, xGm_, off, n);
+        mover_.In(in[InHalf()], dyGm_, off, n);
+        inQue_.EnQue(in);
+        if (splitAcc_) return;
+        LocalTensor<G> gq = gQue_.AllocTensor<G>();
         mover_.In(gq, gammaGm_, c0, n);
-        inQue_.EnQue(x);
         gQue_.EnQue(gq);
-        x = inQue_.DeQue<T>();
-        dy = x[InHalf()];
-        gq = gQue_.DeQue<G>();
     }
 
-    __aicore__ inline void FreeChunk(LocalTensor<T>& x, LocalTensor<T>& dy, LocalTensor<G>& gq) {
-        inQue_.FreeTensor(x);
-        gQue_.FreeTensor(gq);
+    // The chunk at column c0 issued first: x, then dy at InHalf(); gq its gamma columns.
+    __aicore__ inline LocalTensor<T> TakeChunk(uint32_t c0, LocalTensor<G>& gq) {
+        gq = splitAcc_ ? gammaRow_.Get<G>()[c0] : gQue_.DeQue<G>();
+        return inQue_.DeQue<T>();
+    }
+
+    __aicore__ inline void FreeChunk(LocalTensor<T>& in, LocalTensor<G>& gq) {
+        inQue_.FreeTensor(in);
+        if (!splitAcc_) gQue_.FreeTensor(gq);
     }
 
     __aicore__ inline float ReadScalarAt(const LocalTensor<float>& r, uint32_t i) {
@@ -552,18 +576,12 @@ private:
 
     // sum(dy * gamma * x) over chunk k's n elements (the mover's layout) into red_'s block k, its
     // scratch after the row's chunks' blocks (op_host/tiling/rms_norm.h RmsNormGrad, redBytes).
-    __aicore__ inline void ChunkSum(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<float>& g, uint32_t n, uint32_t k,
+    __aicore__ inline void ChunkSum(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<G>& gq, uint32_t n, uint32_t k,
                                     uint32_t chunks) {
         uint32_t span = mover_.Span(n);
-        LocalTensor<float> a = a_.Get<float>(), b = b_.Get<float>();
-        LocalTensor<float> dyf = dy.template ReinterpretCast<float>(), xf = x.template ReinterpretCast<float>();
-        if constexpr (!kIsFloat<T>) {
-            Cast(a, dy, RoundMode::CAST_NONE, span);
-            Cast(b, x, RoundMode::CAST_NONE, span);
-            PipeBarrier<PIPE_V>();
-            dyf = a;
-            xf = b;
-        }
+        if (k == 0) PipeBarrier<PIPE_V>();  // the previous row's dx work still reads a_, b_ and gamma's float buffer
+        LocalTensor<float> a = a_.Get<float>(), b = b_.Get<float>(), dyf, xf, g;
+        CastChunk(x, dy, gq, span, xf, dyf, g);
         Mul(a, dyf, g, span);
         PipeBarrier<PIPE_V>();
         Mul(a, a, xf, span);
@@ -577,33 +595,44 @@ private:
 
     // A split chunk with dgamma accumulated in UB: x and dy cast once for both,
     //   acc += rstd * dy * x;   dx = rstd * (dy * gamma - x * rstd * mean)   (rvMean = rstd * mean).
-    __aicore__ inline void DxAndDgamma(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<float>& g, const LocalTensor<T>& dx,
+    __aicore__ inline void DxAndDgamma(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<G>& gq, const LocalTensor<T>& dx,
                                        const LocalTensor<float>& acc, float rv, float rvMean, uint32_t n) {
-        LocalTensor<float> a = a_.Get<float>(), b = b_.Get<float>(), terms = c_.Get<float>();
-        LocalTensor<float> dyf = dy.template ReinterpretCast<float>(), xf = x.template ReinterpretCast<float>();
-        if constexpr (!kIsFloat<T>) {
-            Cast(a, dy, RoundMode::CAST_NONE, n);
-            Cast(b, x, RoundMode::CAST_NONE, n);
-            PipeBarrier<PIPE_V>();
-            dyf = a;
-            xf = b;
-        }
+        PipeBarrier<PIPE_V>();  // the previous chunk's last ops still read a_, c_ and gamma's float buffer
+        LocalTensor<float> a = a_.Get<float>(), terms = c_.Get<float>(), dyg = gammaF_.Get<float>(), dyf, xf, g;
+        CastChunk(x, dy, gq, n, xf, dyf, g);
         Mul(terms, dyf, xf, n);
-        Mul(g, g, dyf, n);  // g is this chunk's own (gamma's queue buffer, or its cast): dy * gamma in place
+        Mul(dyg, g, dyf, n);  // in place when g is gamma's cast
         PipeBarrier<PIPE_V>();
         Axpy(acc, terms, rv, n);
-        Axpy(g, xf, -rvMean, n);
+        Axpy(dyg, xf, -rvMean, n);
         PipeBarrier<PIPE_V>();
         LocalTensor<float> out = a;
         if constexpr (kIsFloat<T>) out = dx;
-        Muls(out, g, rv, n);
+        Muls(out, dyg, rv, n);
         if constexpr (!kIsFloat<T>) {
             PipeBarrier<PIPE_V>();
             FromFloat(dx, a, n);
         }
-        // The next chunk's (or row's) casts overwrite a_; with gamma half/bf16 its cast to float and
-        // the barrier after it come first.
-        if constexpr (!kIsFloat<T> && kIsFloat<G>) PipeBarrier<PIPE_V>();
+    }
+
+    // A chunk's x, dy and gamma as float32 (xf, dyf, g): cast into b_, a_ and gamma's float buffer,
+    // or the tiles themselves when already float; one barrier after the casts.
+    __aicore__ inline void CastChunk(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<G>& gq, uint32_t n, LocalTensor<float>& xf,
+                                     LocalTensor<float>& dyf, LocalTensor<float>& g) {
+        xf = x.template ReinterpretCast<float>();
+        dyf = dy.template ReinterpretCast<float>();
+        g = gq.template ReinterpretCast<float>();
+        if constexpr (!kIsFloat<T>) {
+            xf = b_.Get<float>();
+            dyf = a_.Get<float>();
+            Cast(xf, x, RoundMode::CAST_NONE, n);
+            Cast(dyf, dy, RoundMode::CAST_NONE, n);
+        }
+        if constexpr (!kIsFloat<G>) {
+            g = gammaF_.Get<float>();
+            Cast(g, gq, RoundMode::CAST_NONE, n);
+        }
+        if constexpr (!kIsFloat<T> || !kIsFloat<G>) PipeBarrier<PIPE_V>();
     }
 
     // dx = rstd * dy * gamma - x * (rstd * rstd * mean)
@@ -637,6 +666,7 @@ private:
     TQue<QuePosition::VECIN, 1> inQue_;
     TQue<QuePosition::VECIN, 1> rstdQue_;
     TQue<QuePosition::VECIN, 1> gQue_;
+    TBuf<TPosition::VECCALC> gammaRow_;  // splitAcc: gamma whole, in its dtype
     TQue<QuePosition::VECOUT, 1> dxQue_;
     TBuf<TPosition::VECCALC> a_;
     TBuf<TPosition::VECCALC> b_;

@@ -332,16 +332,20 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
     if (!res.ok()) return res;
     // Split rows with a hardware SyncAll: their dgamma terms summed in a float32 row of UB (plus a
-    // chunk buffer for the terms) when that fits beside smaller chunks; the rows' second read comes
-    // from L2, where the column split read x and dy again from HBM (benchmarks/kernel_time.py,
-    // 910B2 bf16 16384 x 16384: 2.353 -> see benchmarks/results/README.md).
+    // chunk buffer for the terms), and gamma kept whole in its dtype instead of a queue of chunks,
+    // when that fits with chunks of at least kMinSplitAccChunk: the rows' second read comes from L2,
+    // where the column split read x and dy again from HBM (benchmarks/kernel_time.py, 910B2 bf16
+    // 4096 x 16384: 2.370 -> 1.517 with gamma still read per chunk).
+    constexpr uint32_t kMinSplitAccChunk = 1024;  // below it a chunk's fixed costs (barriers, latencies) grow, as in ResidentChunks
     bool splitAcc = false;
     if (chip.hardSyncAll && p.chunk < cols) {
         auto accBytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
-            return bytes(buf, rpl, chunk, stride) + detail::R32(uint64_t(cols) * 4) + detail::R32(detail::FloatCols(aligned, chunk, s) * 4ull);
+            uint64_t f = detail::FloatCols(aligned, chunk, s);
+            return bytes(buf, rpl, chunk, stride) - buf * detail::R32(f * g) + detail::R32(uint64_t(cols) * g) + detail::R32(uint64_t(cols) * 4) +
+                   detail::R32(f * 4);
         };
         detail::Plan q = detail::ChoosePlan(chip.ubBytes, cols, e, 1, accBytes);
-        if (q.bufferNum && q.chunk < cols) {
+        if (q.bufferNum && q.chunk < cols && q.chunk >= kMinSplitAccChunk) {
             p = q;
             splitAcc = true;
         }
