@@ -338,13 +338,18 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // 4096 x 16384: 2.370 -> 1.517 with gamma still read per chunk).
     constexpr uint32_t kMinSplitAccChunk = 1024;  // below it a chunk's fixed costs (barriers, latencies) grow, as in ResidentChunks
     bool splitAcc = false;
-    if (chip.hardSyncAll && p.chunk < cols) {
+    if (chip.hardSyncAll && (p.chunk < cols || (p.bufferNum == 1 && p.rowsPerLoop == 1))) {
         auto accBytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
             uint64_t f = detail::FloatCols(aligned, chunk, s);
             return bytes(buf, rpl, chunk, stride) - buf * detail::R32(f * g) + detail::R32(uint64_t(cols) * g) + detail::R32(uint64_t(cols) * 4) +
                    detail::R32(f * 4);
         };
-        detail::Plan q = detail::ChoosePlan(chip.ubBytes, cols, e, 1, accBytes);
+        detail::Plan q{};
+        for (uint64_t chunk = RoundUp(cols, 64) - 64; chunk >= 64 && !q.bufferNum; chunk -= 64) {
+            if (accBytes(2, 1, uint32_t(chunk), uint32_t(chunk)) > chip.ubBytes) continue;
+            uint32_t even = uint32_t(RoundUp(CeilDiv(cols, CeilDiv(cols, chunk)), 64));  // as many chunks, evened out
+            q = {2, 1, even, even};
+        }
         if (q.bufferNum && q.chunk < cols && q.chunk >= kMinSplitAccChunk) {
             p = q;
             splitAcc = true;
