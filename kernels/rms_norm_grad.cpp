@@ -30,6 +30,7 @@ public:
         uint64_t d = t.numCols;
         resident_ = t.colsPerChunk == t.numCols;
         splitAcc_ = t.splitAcc != 0;
+        vecRows_ = t.rowVecBytes != 0;
         // Reads may run past this core's rows (whole blocks of short rows), never past the inputs' end.
         dyGm_.SetGlobalBuffer((__gm__ T*)dy + rows_.start * d, (t.numRows - rows_.start) * d);
         xGm_.SetGlobalBuffer((__gm__ T*)x + rows_.start * d, (t.numRows - rows_.start) * d);
@@ -66,6 +67,7 @@ public:
             pipe_.InitBuffer(gQue_, t.bufferNum, f * sizeof(G));
         }
         if (t.outStageBytes) pipe_.InitBuffer(stage_, t.outStageBytes);
+        if (vecRows_) pipe_.InitBuffer(rowVec_, t.rowVecBytes);
     }
 
     __aicore__ inline void Process() {
@@ -112,6 +114,10 @@ private:
         LocalTensor<float> sums = red_.Get<float>();
         LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - rpl * kSumStride, rpl * kSumStride * 4);
         mover_.InAsFloat(g, Partials().template ReinterpretCast<G>(), gammaGm_, d);
+        if (vecRows_) {
+            Duplicate(rowVec_.Get<float>(), 0.0f, int32_t(t_.rowVecBytes / sizeof(float)));
+            PipeBarrier<PIPE_V>();  // the first step's rstd copy overwrites the zeros
+        }
         Duplicate(acc, 0.0f, span);
         PipeBarrier<PIPE_V>();  // redundant-sync: grad-acc-zeroed
         bool prefetch = t_.bufferNum > 1;
@@ -121,7 +127,7 @@ private:
             uint32_t width = (n - 1) * stride + span;
             LocalTensor<T> in = inQue_.DeQue<T>();
             LocalTensor<float> r = rstdQue_.DeQue<float>();
-            WaitMte2ForScalar();
+            if (!vecRows_) WaitMte2ForScalar();
             bool more = done + rpl < rows_.count;
             if (prefetch && more) LoadStep(done + rpl);
             LocalTensor<T> x = in, dy = in[InHalf()];
@@ -137,14 +143,23 @@ private:
                 Cast(X, x, RoundMode::CAST_NONE, width);
                 Cast(A, dy, RoundMode::CAST_NONE, width);
             }
-            PipeBarrier<PIPE_V>();
-            for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i), span);
+            if (vecRows_) {
+                RowScalarsIn(r, n);
+                MulRowsByBlock(X, X, RowVec(kRstdBlocks), n, span, stride);
+            } else {
+                PipeBarrier<PIPE_V>();
+                for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i), span);
+            }
             PipeBarrier<PIPE_V>();
             if (!ColumnMode()) {
                 Mul(D, A, X, width);
                 PipeBarrier<PIPE_V>();
             }
-            for (uint32_t i = 0; i < n; ++i) Mul(A[i * stride], A[i * stride], g, span);
+            if (vecRows_) {
+                MulRowsByRow(A, A, g, n, span, stride);
+            } else {
+                for (uint32_t i = 0; i < n; ++i) Mul(A[i * stride], A[i * stride], g, span);
+            }
             if (ColumnMode()) {
                 PipeBarrier<PIPE_V>();
             } else {
@@ -154,17 +169,23 @@ private:
             PipeBarrier<PIPE_V>();
             for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(D[i * stride], d);
             RowSums(!mover_.aligned, sums, D, stride, n, span, scratch, t_.reduceTmpBytes / sizeof(float));
-            int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
-            SetFlag<HardEvent::V_S>(eventVS);
-            WaitFlag<HardEvent::V_S>(eventVS);
-            for (uint32_t i = 0; i < n; ++i) {  // one scalar read of rstd for both (the scalar unit bounds short rows)
-                float rv = r.GetValue(i);
-                Muls(A[i * stride], A[i * stride], rv, span);
-                Muls(X[i * stride], X[i * stride], rv * sums.GetValue(i * kSumStride) * t_.avgFactor, span);
+            if (vecRows_) {
+                RowScalarsOut(n);
+                MulRowsByBlock(A, A, RowVec(kRstdBlocks), n, span, stride);
+                MulRowsByBlock(X, X, RowVec(kMeanBlocks), n, span, stride);
+            } else {
+                int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+                SetFlag<HardEvent::V_S>(eventVS);
+                WaitFlag<HardEvent::V_S>(eventVS);
+                for (uint32_t i = 0; i < n; ++i) {  // one scalar read of rstd for both (the scalar unit bounds short rows)
+                    float rv = r.GetValue(i);
+                    Muls(A[i * stride], A[i * stride], rv, span);
+                    Muls(X[i * stride], X[i * stride], rv * sums.GetValue(i * kSumStride) * t_.avgFactor, span);
+                }
+                int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
+                SetFlag<HardEvent::S_V>(eventSV);
+                WaitFlag<HardEvent::S_V>(eventSV);
             }
-            int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
-            SetFlag<HardEvent::S_V>(eventSV);
-            WaitFlag<HardEvent::S_V>(eventSV);
             PipeBarrier<PIPE_V>();
             LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
             if constexpr (kIsFloat<T>) {
@@ -204,6 +225,47 @@ private:
 
     // Elements from the input buffer's x to its dy.
     __aicore__ inline uint32_t InHalf() const { return t_.rowsPerLoop * t_.rowStride; }
+
+    // vecRows_ (A2): a step's per-row scalars on the vector unit, no scalar read per row. rowVec_
+    // holds, for n8 = rowsPerLoop rounded up to 8: rstd, rstd / d and the row means (n8 floats
+    // each; zeroed once, so Brcb's whole repeats read written memory past a short step's rows),
+    // then a Brcb block per row of rstd and of rstd * mean (op_host/tiling/rms_norm.h
+    // GradRowVecBytes).
+    static constexpr uint32_t kRstd = 0, kRstdAvg = 1, kMean = 2, kRstdBlocks = 3, kMeanBlocks = 4;
+    __aicore__ inline LocalTensor<float> RowVec(uint32_t part) {
+        uint32_t n8 = RoundUpTo(t_.rowsPerLoop, 8), at = part < kRstdBlocks ? part * n8 : 3 * n8 + (part - kRstdBlocks) * n8 * 8;
+        return rowVec_.GetWithOffset<float>(part < kRstdBlocks ? n8 : n8 * 8, at * uint32_t(sizeof(float)));
+    }
+
+    // Step start, with the casts: rstd copied out of its queue buffer (whose tail past n rows
+    // nothing wrote) and scaled by 1 / d, then broadcast a block per row. Ends with a barrier.
+    __aicore__ inline void RowScalarsIn(const LocalTensor<float>& r, uint32_t n) {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        Adds(RowVec(kRstd), r, 0.0f, int32_t(n));
+        Muls(RowVec(kRstdAvg), r, t_.avgFactor, int32_t(n));
+        PipeBarrier<PIPE_V>();
+        Brcb(RowVec(kRstdBlocks), RowVec(kRstd), uint8_t(CeilDivU(n, 8)), BrcbRepeatParams(1, 8));
+        PipeBarrier<PIPE_V>();
+#endif
+    }
+
+    // After RowSums: each row's sum s (a block apart in red_) compacted, times rstd / d, broadcast
+    // a block per row (X's factor rstd * s / d). Ends with a barrier.
+    __aicore__ inline void RowScalarsOut(uint32_t n) {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        LocalTensor<float> mean = RowVec(kMean), sums = red_.Get<float>();
+        PipeBarrier<PIPE_V>();
+        for (uint32_t r0 = 0; r0 < n; r0 += kMaxRepeat) {
+            uint32_t rows = n - r0 < kMaxRepeat ? n - r0 : kMaxRepeat;
+            WholeReduceSum(mean[r0], sums[r0 * kSumStride], 1, int32_t(rows), 1, 1, 1);  // a mask of 1: picks each row's sum
+        }
+        PipeBarrier<PIPE_V>();
+        Mul(mean, mean, RowVec(kRstdAvg), int32_t(n));
+        PipeBarrier<PIPE_V>();
+        Brcb(RowVec(kMeanBlocks), mean, uint8_t(CeilDivU(n, 8)), BrcbRepeatParams(1, 8));
+        PipeBarrier<PIPE_V>();
+#endif
+    }
 
     // Issues the loads of the step starting at row `first` of this core (x, dy and rstd).
     __aicore__ inline void LoadStep(uint32_t first) {
@@ -659,7 +721,8 @@ private:
     AirfuseRmsNormGradTilingData t_;
     RowRange rows_;
     bool resident_ = true;
-    bool splitAcc_ = false;  // split rows: dgamma terms summed in acc_ (op_host/tiling/rms_norm.h)
+    bool splitAcc_ = false;
+    bool vecRows_ = false;  // a resident step's per-row scalars on the vector unit (A2)  // split rows: dgamma terms summed in acc_ (op_host/tiling/rms_norm.h)
     Mover mover_{};
     GmStream<T> dxOut_;
     TPipe pipe_;
@@ -674,6 +737,7 @@ private:
     TBuf<TPosition::VECCALC> c_;
     TBuf<TPosition::VECCALC> acc_;
     TBuf<TPosition::VECCALC> red_;
+    TBuf<TPosition::VECCALC> rowVec_;
     TBuf<TPosition::VECOUT> stage_;
     GlobalTensor<T> dyGm_;
     GlobalTensor<T> xGm_;

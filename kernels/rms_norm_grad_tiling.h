@@ -29,4 +29,5 @@ struct AirfuseRmsNormGradTilingData {
     // Rows split in chunks with a hardware SyncAll: dgamma terms summed in a float32 row of UB,
     // which goes to the workspace like a resident step's (no column split, no GM row per row).
     uint32_t splitAcc;
+    uint32_t rowVecBytes;     // A2 resident rows: UB of a step's per-row scalars on the vector unit; 0: read on the scalar unit
 };

@@ -311,6 +311,16 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // Queues x and dy (one buffer), dx and rstd; gamma as float; resident: a step's x and dy as
     // float (half/bf16; float: its products instead) and the dgamma accumulator; split: a chunk
     // of x and dy as float and of gamma.
+    // A2 resident rows whose float stride a repeat stride (uint8 blocks) holds, in steps of at
+    // least kVectorRstdMinRows rows: a step's per-row scalars on the vector unit
+    // (kernels/rms_norm_grad.cpp RowVec): rstd, rstd / d and the row means, n8 floats each, then
+    // a Brcb block per row of rstd and of rstd * mean. Its chain of dependent ops costs a step ~6
+    // barriers where the scalar unit costs ~60 cycles a row (benchmarks/kernel_time.py, 910B2
+    // bf16: 1024 x 512, 16 rows a step, 3.76 -> 3.60 us; 1024 x 1024, 8 rows, 5.23 -> 5.33 us).
+    auto rowVecBytes = [&](uint32_t rpl, uint32_t chunk, uint32_t stride) -> uint32_t {
+        if (aligned || chunk < cols || stride / 8 > 255 || rpl < detail::kVectorRstdMinRows || rpl > 8 * 255) return 0;  // Brcb: a uint8 repeat count
+        return uint32_t(RoundUp(rpl, 8)) * 19 * 4;
+    };
     // red_: a step's row sums and their scratch; a split row's chunk sums a block each, then the scratch.
     auto redBytes = [&](uint32_t rpl, uint32_t chunk, uint32_t stride, uint32_t f) {
         uint64_t chunkSums = chunk < cols ? (CeilDiv(cols, chunk) - 1) * 32 : 0;
@@ -320,7 +330,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
         uint64_t f = detail::FloatCols(aligned, chunk, s), tile = detail::R32(uint64_t(rpl) * stride * s);
         uint64_t b = 3 * buf * tile + buf * detail::R32(rpl * 4ull) + detail::R32(f * 4) + stage(rpl) + redBytes(rpl, chunk, stride, uint32_t(f));
         if (chunk < cols) return b + 2 * detail::R32(f * 4) + buf * detail::R32(f * g);
-        return b + (s == 4 ? 1 : 2) * detail::R32(uint64_t(rpl) * stride * 4) + detail::R32(f * 4);
+        return b + (s == 4 ? 1 : 2) * detail::R32(uint64_t(rpl) * stride * 4) + detail::R32(f * 4) + rowVecBytes(rpl, chunk, stride);
     };
     // Without a hardware SyncAll (310P) the cores cannot sum each other's partial dgamma rows (the
     // soft SyncAll needs a GM region zeroed before any core starts, which neither op_host nor the
@@ -385,6 +395,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     out->colCols = split.cols;
     out->colRows = split.rows;
     out->splitAcc = splitAcc;
+    out->rowVecBytes = rowVecBytes(p.rowsPerLoop, p.chunk, p.rowStride);
     return res;
 }
 
