@@ -114,12 +114,10 @@ private:
         LocalTensor<float> sums = red_.Get<float>();
         LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - rpl * kSumStride, rpl * kSumStride * 4);
         mover_.InAsFloat(g, Partials().template ReinterpretCast<G>(), gammaGm_, d);
-        if (vecRows_) {
-            Duplicate(rowVec_.Get<float>(), 0.0f, int32_t(t_.rowVecBytes / sizeof(float)));
-            PipeBarrier<PIPE_V>();  // the first step's rstd copy overwrites the zeros
-        }
+        if (vecRows_) Duplicate(rowVec_.Get<float>(), 0.0f, int32_t(t_.rowVecBytes / sizeof(float)));
         Duplicate(acc, 0.0f, span);
-        PipeBarrier<PIPE_V>();  // redundant-sync: grad-acc-zeroed
+        // The first step's rstd copy overwrites rowVec_'s zeros (acc's first reader comes after the step's own barriers).
+        PipeBarrier<PIPE_V>();
         bool prefetch = t_.bufferNum > 1;
         LoadStep(0);
         for (uint32_t done = 0; done < rows_.count; done += rpl) {

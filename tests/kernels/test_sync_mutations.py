@@ -56,7 +56,6 @@ REDUNDANT = {
     "stream-finish-mte3-s": "GmStream::Finish's closing MTE3_S: no scalar write to the stage follows the final window store "
                             "(rms_norm's streams end the kernel; rms_norm_grad's dgamma stream reuses the stage for under one "
                             "block, which the earlier Flush's MTE3_S ordered)",
-    "grad-acc-zeroed": "PipeBarrier<PIPE_V> after zeroing acc: the first step's barriers after its casts come before acc is read",
     "grad-acc-store": "V_MTE3 before storing acc: the last dx EnQue/DeQue (V_MTE3) is set after the last vector write of acc on "
                       "the in-order V pipe",
     "grad-workspace-row-store": "MTE3_MTE2 after storing a workspace row: the MTE3_V just before it, then LoadWorkspace's V_S, "
