@@ -82,8 +82,7 @@ __aicore__ inline void RowSums(bool wholeReduce, const LocalTensor<float>& sums,
     for (uint32_t i = 0; i < n; ++i) ReduceSum(sums[i * kSumStride], rows[i * stride], scratch[i * reduceTmpFloats], int32_t(d));
 }
 
-#if AIRFUSE_HAS_DATA_COPY_PAD
-// Per-row factors on the vector unit (A2): n rows of span floats, `stride` floats apart
+// Per-row factors on the vector unit: n rows of span floats, `stride` floats apart
 // (stride / 8 <= kMaxRepStrideBlocks), one strided Mul per 64-column slice and per kMaxRepeat
 // rows, a repeat per row (BinaryRepeatParams: block and repeat strides in 32 B blocks).
 // out row i = src row i * blocks' block i (a Brcb block per row: block stride 0, repeat stride 1).
@@ -111,6 +110,5 @@ __aicore__ inline void MulRowsByRow(const LocalTensor<float>& out, const LocalTe
         }
     }
 }
-#endif
 
 }  // namespace airfuse_kernel
