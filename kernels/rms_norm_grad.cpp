@@ -32,6 +32,7 @@ public:
         uint64_t d = t.numCols;
         resident_ = t.colsPerChunk == t.numCols;
         splitAcc_ = t.splitAcc != 0;
+        rowResident_ = t.rowResident != 0;
         vecRows_ = t.rowVecBytes != 0;
         // Reads may run past this core's rows (whole blocks of short rows), never past the inputs' end.
         dyGm_.SetGlobalBuffer((__gm__ T*)dy + rows_.start * d, (t.numRows - rows_.start) * d);
@@ -51,7 +52,7 @@ public:
         uint32_t rowBytes = t.rowsPerLoop * t.rowStride * sizeof(T);
         pipe_.InitBuffer(inQue_, t.bufferNum, 2 * rowBytes);  // x, then dy at InHalf()
         pipe_.InitBuffer(rstdQue_, t.bufferNum, RstdHeld() * sizeof(float));
-        pipe_.InitBuffer(dxQue_, t.bufferNum, rowBytes);
+        pipe_.InitBuffer(dxQue_, t.bufferNum, rowResident_ ? RoundUpTo(t.colsPerChunk, kBlock<T>) * uint32_t(sizeof(T)) : rowBytes);
         // Resident: a_ and b_ hold a step's x and dy as float (half/bf16: the products then go in
         // the input buffer; float is used in place, the products in c_). Split: a_ and b_ one chunk each.
         uint32_t work = resident_ ? t.workCols : f;
@@ -309,22 +310,31 @@ private:
         uint32_t d = t_.numCols, c = t_.colsPerChunk, chunks = CeilDivU(d, c);
         uint64_t base = uint64_t(row) * d;
         bool prefetch = t_.bufferNum > 1, more = row + 1 < rows_.count;
+        // rstd first: the scalar unit's MTE2 -> S wait then covers no load issued for a later row or pass.
         LocalTensor<float> r = rstdQue_.AllocTensor<float>();
         LoadRstd(r, row, 1);
         rstdQue_.EnQue(r);
-        LocalTensor<float> sums = red_.Get<float>();
-        for (uint32_t k = 0; k < chunks; ++k) {
-            uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c, next = k + 1 < chunks ? k + 1 : 0;
-            LocalTensor<G> gq;
-            LocalTensor<T> in = TakeChunk(c0, gq);
-            if (prefetch) IssueChunk(row, next);
-            ChunkSum(in, in[InHalf()], gq, n, k, chunks);
-            FreeChunk(in, gq);
-            if (!prefetch) IssueChunk(row, next);
-        }
         r = rstdQue_.DeQue<float>();
         float rv = ReadScalarAt(r, 0);
         rstdQue_.FreeTensor(r);
+        LocalTensor<float> sums = red_.Get<float>();
+        // rowResident: the row's x and dy arrived whole (IssueChunk); the chunks are slices of them.
+        LocalTensor<T> whole;
+        if (rowResident_) {
+            whole = inQue_.DeQue<T>();
+            if (prefetch && more) IssueChunk(row + 1, 0);
+        }
+        for (uint32_t k = 0; k < chunks; ++k) {
+            uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c, next = k + 1 < chunks ? k + 1 : 0;
+            LocalTensor<G> gq;
+            LocalTensor<T> in = rowResident_ ? whole[c0] : TakeChunk(c0, gq);
+            if (rowResident_) gq = gammaRow_.Get<G>()[c0];
+            if (prefetch && !rowResident_) IssueChunk(row, next);
+            ChunkSum(in, in[InHalf()], gq, n, k, chunks);
+            if (rowResident_) continue;
+            FreeChunk(in, gq);
+            if (!prefetch) IssueChunk(row, next);
+        }
         int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
         SetFlag<HardEvent::V_S>(eventVS);
         WaitFlag<HardEvent::V_S>(eventVS);
@@ -337,9 +347,10 @@ private:
         uint64_t wsRow = uint64_t(GetBlockIdx()) * t_.wsStride;
         for (uint32_t k = 0; k < chunks; ++k) {
             uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c, span = mover_.Span(n);
-            bool issue = k + 1 < chunks || more;
+            bool issue = !rowResident_ && (k + 1 < chunks || more);
             LocalTensor<G> gq;
-            LocalTensor<T> in = TakeChunk(c0, gq);
+            LocalTensor<T> in = rowResident_ ? whole[c0] : TakeChunk(c0, gq);
+            if (rowResident_) gq = gammaRow_.Get<G>()[c0];
             LocalTensor<T> x = in, dy = in[InHalf()];
             if (prefetch && issue) IssueChunk(k + 1 < chunks ? row : row + 1, k + 1 < chunks ? k + 1 : 0);
             LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
@@ -354,12 +365,16 @@ private:
                 }
                 Dx(x, dy, g, dxl, rv, rv * mean, span);
             }
-            FreeChunk(in, gq);
+            if (!rowResident_) FreeChunk(in, gq);
             if (!prefetch && issue) IssueChunk(k + 1 < chunks ? row : row + 1, k + 1 < chunks ? k + 1 : 0);
             dxQue_.EnQue(dxl);
             dxl = dxQue_.DeQue<T>();
             mover_.Out(dxGm_, dxl, base + c0, n);
             dxQue_.FreeTensor(dxl);
+        }
+        if (rowResident_) {
+            inQue_.FreeTensor(whole);
+            if (!prefetch && more) IssueChunk(row + 1, 0);
         }
     }
 
@@ -593,10 +608,11 @@ private:
         PipeBarrier<PIPE_V>();
     }
 
-    // Issues the loads of chunk k of this core's row `row`: x and dy, and gamma's columns unless
-    // gamma is in UB whole (splitAcc).
+    // Issues the loads of chunk k of this core's row `row`: x and dy (rowResident: the whole row),
+    // and gamma's columns unless gamma is in UB whole (splitAcc).
     __aicore__ inline void IssueChunk(uint32_t row, uint32_t k) {
         uint32_t d = t_.numCols, c0 = k * t_.colsPerChunk, n = d - c0 < t_.colsPerChunk ? d - c0 : t_.colsPerChunk;
+        if (rowResident_) n = d;
         uint64_t off = uint64_t(row) * d + c0;
         LocalTensor<T> in = inQue_.AllocTensor<T>();
         mover_.In(in, xGm_, off, n);
@@ -722,6 +738,7 @@ private:
     RowRange rows_;
     bool resident_ = true;
     bool splitAcc_ = false;
+    bool rowResident_ = false;  // splitAcc rows whose x and dy tiles stay in UB whole: read once
     bool vecRows_ = false;  // a resident step's per-row scalars on the vector unit (A2)  // split rows: dgamma terms summed in acc_ (op_host/tiling/rms_norm.h)
     Mover mover_{};
     GmStream<T> dxOut_;

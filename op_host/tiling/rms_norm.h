@@ -349,14 +349,29 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // where the column split read x and dy again from HBM (benchmarks/kernel_time.py, 910B2 bf16
     // 4096 x 16384: 2.370 -> 1.517 with gamma still read per chunk).
     constexpr uint32_t kMinSplitAccChunk = 1024;  // below it a chunk's fixed costs (barriers, latencies) grow, as in ResidentChunks
-    bool splitAcc = false;
+    // Rows that fit only one at a time on one buffer take this path too, and first try keeping each
+    // row's x and dy whole (two buffers; rowResident: read once), only dx and the float work by
+    // chunks (benchmarks/kernel_time.py, 910B2 bf16 384 x 8192: one buffer 20.02 us, chunks read
+    // twice 17.72 us, rowResident see benchmarks/results/README.md).
+    bool splitAcc = false, rowResident = false;
     if (chip.hardSyncAll && (p.chunk < cols || (p.bufferNum == 1 && p.rowsPerLoop == 1))) {
+        uint32_t stride = uint32_t(RoundUp(cols, e));
+        auto rowResBytes = [&](uint32_t chunk) {  // x and dy twice, dx chunks twice, rstd twice, gamma's float, a_, b_, c_, red_, acc_, gamma
+            uint64_t f = detail::FloatCols(aligned, chunk, s);
+            return 4 * detail::R32(uint64_t(stride) * s) + 2 * detail::R32(uint64_t(chunk) * s) + 2 * detail::R32(4) + 4 * detail::R32(f * 4) +
+                   redBytes(1, chunk, stride, uint32_t(f)) + detail::R32(uint64_t(cols) * 4) + detail::R32(uint64_t(cols) * g);
+        };
         auto accBytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
             uint64_t f = detail::FloatCols(aligned, chunk, s);
             return bytes(buf, rpl, chunk, stride) - buf * detail::R32(f * g) + detail::R32(uint64_t(cols) * g) + detail::R32(uint64_t(cols) * 4) +
                    detail::R32(f * 4);
         };
         detail::Plan q{};
+        for (uint64_t chunk = RoundUp(cols, 64) - 64; chunk >= kMinSplitAccChunk && !q.bufferNum; chunk -= 64) {
+            if (rowResBytes(uint32_t(chunk)) > chip.ubBytes) continue;
+            q = {2, 1, uint32_t(RoundUp(CeilDiv(cols, CeilDiv(cols, chunk)), 64)), stride};
+            rowResident = true;
+        }
         for (uint64_t chunk = RoundUp(cols, 64) - 64; chunk >= 64 && !q.bufferNum; chunk -= 64) {
             if (accBytes(2, 1, uint32_t(chunk), uint32_t(chunk)) > chip.ubBytes) continue;
             uint32_t even = uint32_t(RoundUp(CeilDiv(cols, CeilDiv(cols, chunk)), 64));  // as many chunks, evened out
@@ -398,6 +413,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     out->colRows = split.rows;
     out->splitAcc = splitAcc;
     out->rowVecBytes = rowVecBytes(p.rowsPerLoop, p.chunk, p.rowStride);
+    out->rowResident = rowResident;
     return res;
 }
 

@@ -34,9 +34,9 @@ def _piece_cols(chip, rows, cols, dtype, gamma_dtype):
 
 
 def _chunk(chip, rows, cols, dtype, gamma_dtype):
-    """colsPerChunk of AirfuseRmsNormGrad: cols when a row is resident."""
+    """(colsPerChunk, rowResident) of AirfuseRmsNormGrad: colsPerChunk is cols when a row's float work fits whole."""
     tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[gamma_dtype], 0)
-    return struct.unpack_from("<I", tile.data.raw, 28)[0]
+    return struct.unpack_from("<I", tile.data.raw, 28)[0], struct.unpack_from("<I", tile.data.raw, 92)[0]
 
 
 def _column_split(chip, rows, cols, dtype, gamma_dtype):
@@ -84,9 +84,10 @@ def test_each_byte_moves_once(chip, rows, cols, dtype, gamma_dtype):
         # cores 1.. for core 0.
         spread = bd > 1 and _piece_cols(chip, rows, cols, dtype, gamma_dtype) > 0
         partials = (bd if spread else bd - 1) * cols * 4
-        # Rows split in chunks (on 910B also rows that fit only one at a time on one buffer:
-        # op_host/tiling/rms_norm.h, splitAcc) read x and dy a second time, from L2 in the cost model.
-        reads = 4 if _chunk(chip, rows, cols, dtype, gamma_dtype) < cols else 2
+        # Rows split in chunks read x and dy a second time (from L2 in the cost model), unless each
+        # row's x and dy stay whole in UB (rowResident: only the float work goes by chunks).
+        chunk, row_resident = _chunk(chip, rows, cols, dtype, gamma_dtype)
+        reads = 4 if chunk < cols and not row_resident else 2
         assert run.bytes_read == reads * n * s + rows * 4 + bd * cols * g + partials
         assert run.bytes_written == n * s + cols * g + partials
 
