@@ -349,12 +349,13 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // where the column split read x and dy again from HBM (benchmarks/kernel_time.py, 910B2 bf16
     // 4096 x 16384: 2.370 -> 1.517 with gamma still read per chunk).
     constexpr uint32_t kMinSplitAccChunk = 1024;  // below it a chunk's fixed costs (barriers, latencies) grow, as in ResidentChunks
-    // Rows that fit only one at a time on one buffer take this path too, and first try keeping each
+    // Rows that fit only one at a time on one buffer take this path too when a core has several
+    // (one row a core has nothing to overlap: 910B2 bf16 1 x 8192 1.48 -> 2.07 us), and first try keeping each
     // row's x and dy whole (two buffers; rowResident: read once), only dx and the float work by
     // chunks (benchmarks/kernel_time.py, 910B2 bf16 384 x 8192: one buffer 20.02 us, chunks read
     // twice 17.72 us, rowResident see benchmarks/results/README.md).
     bool splitAcc = false, rowResident = false;
-    if (chip.hardSyncAll && (p.chunk < cols || (p.bufferNum == 1 && p.rowsPerLoop == 1))) {
+    if (chip.hardSyncAll && (p.chunk < cols || (p.bufferNum == 1 && p.rowsPerLoop == 1 && rows > rowCores))) {
         uint32_t stride = uint32_t(RoundUp(cols, e));
         auto rowResBytes = [&](uint32_t chunk) {  // x and dy twice, dx chunks twice, rstd twice, gamma's float, a_, b_, c_, red_, acc_, gamma
             uint64_t f = detail::FloatCols(aligned, chunk, s);
