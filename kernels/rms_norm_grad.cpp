@@ -2,13 +2,15 @@
 //   dx = rstd * (dxhat - xhat * mean(dxhat * xhat))   per row (last dim),
 //   dgamma = sum over rows of dy * xhat               (float32, cast to gamma's dtype).
 // A core moves rowsPerLoop rows per step and takes them through each vector op together (per-row
-// scalars once per step: one MTE2 -> S wait for rstd, one V -> S wait for the row sums). Each core
-// accumulates its rows' dgamma in float32 (in UB when a row fits, else in its workspace row); the
-// cores leave their partial rows in the workspace and after SyncAll each sums a slice
-// of columns (core 0 keeps its own in UB and sums them all when dgamma is too short to spread).
-// Without a hardware SyncAll (310P), and on 910B for rows split in chunks, the cores instead sum
-// dgamma over every row for a slice of columns each (ColumnDgamma), reading x and dy a second
-// time; on 310P, when no such split exists, one core does everything.
+// scalars once per step: on A2 for steps of >= 10 rows on the vector unit, a Brcb block per row;
+// else one MTE2 -> S wait for rstd, one V -> S wait for the row sums). Each core accumulates its
+// rows' dgamma in float32 (in UB when a row fits, and on 910B for split rows when a float32 row
+// fits beside their chunks, else in its workspace row); the cores leave their partial rows in the
+// workspace and after SyncAll each sums a slice of columns (core 0 keeps its own in UB and sums
+// them all when dgamma is too short to spread). Without a hardware SyncAll (310P), and on 910B
+// for split rows whose float32 dgamma row does not fit, the cores instead sum dgamma over every
+// row for a slice of columns each (ColumnDgamma), reading x and dy a second time; on 310P, when
+// no such split exists, one core does everything.
 // Copies: gm_copy.h, per chip (on 310P partial rows keep the windowed layout at a 32 B stride).
 #include "gm_copy.h"
 #include "rms_norm_grad_tiling.h"
@@ -29,6 +31,9 @@ public:
         mover_ = Mover{aligned, aligned && t.numCols < kBlock<T>, kBlock<T>};
         uint64_t d = t.numCols;
         resident_ = t.colsPerChunk == t.numCols;
+        splitAcc_ = t.splitAcc != 0;
+        rowResident_ = t.rowResident != 0;
+        vecRows_ = t.rowVecBytes != 0;
         // Reads may run past this core's rows (whole blocks of short rows), never past the inputs' end.
         dyGm_.SetGlobalBuffer((__gm__ T*)dy + rows_.start * d, (t.numRows - rows_.start) * d);
         xGm_.SetGlobalBuffer((__gm__ T*)x + rows_.start * d, (t.numRows - rows_.start) * d);
@@ -47,7 +52,7 @@ public:
         uint32_t rowBytes = t.rowsPerLoop * t.rowStride * sizeof(T);
         pipe_.InitBuffer(inQue_, t.bufferNum, 2 * rowBytes);  // x, then dy at InHalf()
         pipe_.InitBuffer(rstdQue_, t.bufferNum, RstdHeld() * sizeof(float));
-        pipe_.InitBuffer(dxQue_, t.bufferNum, rowBytes);
+        pipe_.InitBuffer(dxQue_, t.bufferNum, rowResident_ ? RoundUpTo(t.colsPerChunk, kBlock<T>) * uint32_t(sizeof(T)) : rowBytes);
         // Resident: a_ and b_ hold a step's x and dy as float (half/bf16: the products then go in
         // the input buffer; float is used in place, the products in c_). Split: a_ and b_ one chunk each.
         uint32_t work = resident_ ? t.workCols : f;
@@ -55,15 +60,17 @@ public:
             pipe_.InitBuffer(a_, work * sizeof(float));
             pipe_.InitBuffer(b_, work * sizeof(float));
         }
-        if (resident_ && kIsFloat<T>) pipe_.InitBuffer(c_, work * sizeof(float));
+        if ((resident_ && kIsFloat<T>) || splitAcc_) pipe_.InitBuffer(c_, work * sizeof(float));  // split: a chunk's dgamma terms
         pipe_.InitBuffer(gammaF_, f * sizeof(float));
         pipe_.InitBuffer(red_, t.redBytes);
-        if (resident_) {
-            pipe_.InitBuffer(acc_, f * sizeof(float));
-        } else {
+        if (resident_ || splitAcc_) pipe_.InitBuffer(acc_, (resident_ ? f : RoundUpTo(d, kBlock<float>)) * sizeof(float));
+        if (splitAcc_) {
+            pipe_.InitBuffer(gammaRow_, RoundUpTo(d, kBlock<G>) * sizeof(G));
+        } else if (!resident_) {
             pipe_.InitBuffer(gQue_, t.bufferNum, f * sizeof(G));
         }
         if (t.outStageBytes) pipe_.InitBuffer(stage_, t.outStageBytes);
+        if (vecRows_) pipe_.InitBuffer(rowVec_, t.rowVecBytes);
     }
 
     __aicore__ inline void Process() {
@@ -72,7 +79,14 @@ public:
             if (resident_) {
                 ProcessResident();
             } else {
+                if (splitAcc_) {
+                    Duplicate(acc_.Get<float>(), 0.0f, RoundUpTo(t_.numCols, kBlock<float>));
+                    // Before the first chunk's loads on MTE2: their DeQue (MTE2 -> V) orders it before the vector work.
+                    mover_.In(gammaRow_.Get<G>(), gammaGm_, 0, t_.numCols);
+                }
+                IssueChunk(0, 0);
                 for (uint32_t i = 0; i < rows_.count; ++i) ProcessSplitRow(i);
+                if (splitAcc_) StoreAcc();
             }
             if (mover_.natural) dxOut_.Finish();
         }
@@ -103,8 +117,10 @@ private:
         LocalTensor<float> sums = red_.Get<float>();
         LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - rpl * kSumStride, rpl * kSumStride * 4);
         mover_.InAsFloat(g, Partials().template ReinterpretCast<G>(), gammaGm_, d);
+        if (vecRows_) Duplicate(rowVec_.Get<float>(), 0.0f, int32_t(t_.rowVecBytes / sizeof(float)));
         Duplicate(acc, 0.0f, span);
-        PipeBarrier<PIPE_V>();  // redundant-sync: grad-acc-zeroed
+        // The first step's rstd copy overwrites rowVec_'s zeros (acc's first reader comes after the step's own barriers).
+        PipeBarrier<PIPE_V>();
         bool prefetch = t_.bufferNum > 1;
         LoadStep(0);
         for (uint32_t done = 0; done < rows_.count; done += rpl) {
@@ -112,7 +128,7 @@ private:
             uint32_t width = (n - 1) * stride + span;
             LocalTensor<T> in = inQue_.DeQue<T>();
             LocalTensor<float> r = rstdQue_.DeQue<float>();
-            WaitMte2ForScalar();
+            if (!vecRows_) WaitMte2ForScalar();
             bool more = done + rpl < rows_.count;
             if (prefetch && more) LoadStep(done + rpl);
             LocalTensor<T> x = in, dy = in[InHalf()];
@@ -128,14 +144,23 @@ private:
                 Cast(X, x, RoundMode::CAST_NONE, width);
                 Cast(A, dy, RoundMode::CAST_NONE, width);
             }
-            PipeBarrier<PIPE_V>();
-            for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i), span);
+            if (vecRows_) {
+                RowScalarsIn(r, n);
+                MulRowsByBlock(X, X, RowVec(kRstdBlocks), n, span, stride);
+            } else {
+                PipeBarrier<PIPE_V>();
+                for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i), span);
+            }
             PipeBarrier<PIPE_V>();
             if (!ColumnMode()) {
                 Mul(D, A, X, width);
                 PipeBarrier<PIPE_V>();
             }
-            for (uint32_t i = 0; i < n; ++i) Mul(A[i * stride], A[i * stride], g, span);
+            if (vecRows_) {
+                MulRowsByRow(A, A, g, n, span, stride);
+            } else {
+                for (uint32_t i = 0; i < n; ++i) Mul(A[i * stride], A[i * stride], g, span);
+            }
             if (ColumnMode()) {
                 PipeBarrier<PIPE_V>();
             } else {
@@ -145,17 +170,23 @@ private:
             PipeBarrier<PIPE_V>();
             for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(D[i * stride], d);
             RowSums(!mover_.aligned, sums, D, stride, n, span, scratch, t_.reduceTmpBytes / sizeof(float));
-            int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
-            SetFlag<HardEvent::V_S>(eventVS);
-            WaitFlag<HardEvent::V_S>(eventVS);
-            for (uint32_t i = 0; i < n; ++i) {  // one scalar read of rstd for both (the scalar unit bounds short rows)
-                float rv = r.GetValue(i);
-                Muls(A[i * stride], A[i * stride], rv, span);
-                Muls(X[i * stride], X[i * stride], rv * sums.GetValue(i * kSumStride) * t_.avgFactor, span);
+            if (vecRows_) {
+                RowScalarsOut(n);
+                MulRowsByBlock(A, A, RowVec(kRstdBlocks), n, span, stride);
+                MulRowsByBlock(X, X, RowVec(kMeanBlocks), n, span, stride);
+            } else {
+                int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+                SetFlag<HardEvent::V_S>(eventVS);
+                WaitFlag<HardEvent::V_S>(eventVS);
+                for (uint32_t i = 0; i < n; ++i) {  // one scalar read of rstd for both (the scalar unit bounds short rows)
+                    float rv = r.GetValue(i);
+                    Muls(A[i * stride], A[i * stride], rv, span);
+                    Muls(X[i * stride], X[i * stride], rv * sums.GetValue(i * kSumStride) * t_.avgFactor, span);
+                }
+                int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
+                SetFlag<HardEvent::S_V>(eventSV);
+                WaitFlag<HardEvent::S_V>(eventSV);
             }
-            int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
-            SetFlag<HardEvent::S_V>(eventSV);
-            WaitFlag<HardEvent::S_V>(eventSV);
             PipeBarrier<PIPE_V>();
             LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
             if constexpr (kIsFloat<T>) {
@@ -181,16 +212,61 @@ private:
             }
             dxQue_.FreeTensor(dxl);
         }
-        if (!ColumnMode() && (GetBlockIdx() != 0 || Spread())) {
-            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-            SetFlag<HardEvent::V_MTE3>(eventVMTE3);  // redundant-sync: grad-acc-store
-            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
-            mover_.PaddedOut(wsGm_, acc, uint64_t(GetBlockIdx()) * t_.wsStride, d);
-        }
+        if (!ColumnMode()) StoreAcc();
+    }
+
+    // This core's dgamma accumulation (acc_) to its workspace row, unless core 0 sums the rows itself.
+    __aicore__ inline void StoreAcc() {
+        if (GetBlockIdx() == 0 && !Spread()) return;
+        int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMTE3);  // redundant-sync: grad-acc-store
+        WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+        mover_.PaddedOut(wsGm_, acc_.Get<float>(), uint64_t(GetBlockIdx()) * t_.wsStride, t_.numCols);
     }
 
     // Elements from the input buffer's x to its dy.
     __aicore__ inline uint32_t InHalf() const { return t_.rowsPerLoop * t_.rowStride; }
+
+    // vecRows_ (A2): a step's per-row scalars on the vector unit, no scalar read per row. rowVec_
+    // holds, for n8 = rowsPerLoop rounded up to 8: rstd, rstd / d and the row means (n8 floats
+    // each; zeroed once, so Brcb's whole repeats read written memory past a short step's rows),
+    // then a Brcb block per row of rstd and of rstd * mean (op_host/tiling/rms_norm.h
+    // GradRowVecBytes).
+    static constexpr uint32_t kRstd = 0, kRstdAvg = 1, kMean = 2, kRstdBlocks = 3, kMeanBlocks = 4;
+    __aicore__ inline LocalTensor<float> RowVec(uint32_t part) {
+        uint32_t n8 = RoundUpTo(t_.rowsPerLoop, 8), at = part < kRstdBlocks ? part * n8 : 3 * n8 + (part - kRstdBlocks) * n8 * 8;
+        return rowVec_.GetWithOffset<float>(part < kRstdBlocks ? n8 : n8 * 8, at * uint32_t(sizeof(float)));
+    }
+
+    // Step start, with the casts: rstd copied out of its queue buffer (whose tail past n rows
+    // nothing wrote) and scaled by 1 / d, then broadcast a block per row. Ends with a barrier.
+    __aicore__ inline void RowScalarsIn(const LocalTensor<float>& r, uint32_t n) {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        Adds(RowVec(kRstd), r, 0.0f, int32_t(n));
+        Muls(RowVec(kRstdAvg), r, t_.avgFactor, int32_t(n));
+        PipeBarrier<PIPE_V>();
+        Brcb(RowVec(kRstdBlocks), RowVec(kRstd), uint8_t(CeilDivU(n, 8)), BrcbRepeatParams(1, 8));
+        PipeBarrier<PIPE_V>();
+#endif
+    }
+
+    // After RowSums: each row's sum s (a block apart in red_) compacted, times rstd / d, broadcast
+    // a block per row (X's factor rstd * s / d). Ends with a barrier.
+    __aicore__ inline void RowScalarsOut(uint32_t n) {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        LocalTensor<float> mean = RowVec(kMean), sums = red_.Get<float>();
+        PipeBarrier<PIPE_V>();
+        for (uint32_t r0 = 0; r0 < n; r0 += kMaxRepeat) {
+            uint32_t rows = n - r0 < kMaxRepeat ? n - r0 : kMaxRepeat;
+            WholeReduceSum(mean[r0], sums[r0 * kSumStride], 1, int32_t(rows), 1, 1, 1);  // a mask of 1: picks each row's sum
+        }
+        PipeBarrier<PIPE_V>();
+        Mul(mean, mean, RowVec(kRstdAvg), int32_t(n));
+        PipeBarrier<PIPE_V>();
+        Brcb(RowVec(kMeanBlocks), mean, uint8_t(CeilDivU(n, 8)), BrcbRepeatParams(1, 8));
+        PipeBarrier<PIPE_V>();
+#endif
+    }
 
     // Issues the loads of the step starting at row `first` of this core (x, dy and rstd).
     __aicore__ inline void LoadStep(uint32_t first) {
@@ -225,46 +301,80 @@ private:
         WaitFlag<HardEvent::MTE2_S>(eventMTE2S);
     }
 
-    // A row longer than UB: pass 1 sums dxhat * x chunk by chunk; pass 2 writes dx and adds the
-    // row's dgamma terms into this core's workspace row.
+    // A row longer than UB: pass 1 sums dy * gamma * x chunk by chunk, each chunk's sum on the
+    // vector unit into its own block (the scalar unit waits for them once per row); pass 2 writes
+    // dx and adds the row's dgamma terms into acc_ (splitAcc) or this core's workspace row. With
+    // two buffers the next chunk's loads (the next pass's or row's first) are issued before a
+    // chunk is computed, so MTE2 runs ahead of V across the passes; row 0's first by Process.
     __aicore__ inline void ProcessSplitRow(uint32_t row) {
-        uint32_t d = t_.numCols, c = t_.colsPerChunk;
+        uint32_t d = t_.numCols, c = t_.colsPerChunk, chunks = CeilDivU(d, c);
         uint64_t base = uint64_t(row) * d;
+        bool prefetch = t_.bufferNum > 1, more = row + 1 < rows_.count;
+        // rstd first: the scalar unit's MTE2 -> S wait then covers no load issued for a later row or pass.
         LocalTensor<float> r = rstdQue_.AllocTensor<float>();
         LoadRstd(r, row, 1);
         rstdQue_.EnQue(r);
         r = rstdQue_.DeQue<float>();
         float rv = ReadScalarAt(r, 0);
         rstdQue_.FreeTensor(r);
-        float s = 0.0f;
-        for (uint32_t c0 = 0; c0 < d; c0 += c) {
-            uint32_t n = d - c0 < c ? d - c0 : c;
-            LocalTensor<T> x, dy;
-            LocalTensor<G> gq;
-            CopyInChunk(base + c0, c0, n, x, dy, gq);
-            s += SumDxhatXhat(x, dy, AsFloat(gq, gammaF_.Get<float>(), mover_.Span(n)), rv, n);
-            FreeChunk(x, dy, gq);
+        LocalTensor<float> sums = red_.Get<float>();
+        // rowResident: the row's x and dy arrived whole (IssueChunk); the chunks are slices of them.
+        LocalTensor<T> whole;
+        if (rowResident_) {
+            whole = inQue_.DeQue<T>();
+            if (prefetch && more) IssueChunk(row + 1, 0);
         }
-        float mean = s * t_.avgFactor;
-        uint64_t wsRow = uint64_t(GetBlockIdx()) * t_.wsStride;
-        for (uint32_t c0 = 0; c0 < d; c0 += c) {
-            uint32_t n = d - c0 < c ? d - c0 : c, span = mover_.Span(n);
-            LocalTensor<T> x, dy;
+        for (uint32_t k = 0; k < chunks; ++k) {
+            uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c, next = k + 1 < chunks ? k + 1 : 0;
             LocalTensor<G> gq;
-            CopyInChunk(base + c0, c0, n, x, dy, gq);
-            LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), span);
-            if (ColumnMode()) {
-                PipeBarrier<PIPE_V>();  // the previous chunk's dx still reads a_
-            } else {
-                AddToWorkspaceRow(x, dy, rv, row, wsRow + c0, n);
-            }
+            LocalTensor<T> in = rowResident_ ? whole[c0] : TakeChunk(c0, gq);
+            if (rowResident_) gq = gammaRow_.Get<G>()[c0];
+            if (prefetch && !rowResident_) IssueChunk(row, next);
+            ChunkSum(in, in[InHalf()], gq, n, k, chunks);
+            if (rowResident_) continue;
+            FreeChunk(in, gq);
+            if (!prefetch) IssueChunk(row, next);
+        }
+        int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+        SetFlag<HardEvent::V_S>(eventVS);
+        WaitFlag<HardEvent::V_S>(eventVS);
+        float s = 0.0f;
+        for (uint32_t k = 0; k < chunks; ++k) s += sums.GetValue(k * kSumStride);
+        int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next row's sums overwrite what S read
+        SetFlag<HardEvent::S_V>(eventSV);
+        WaitFlag<HardEvent::S_V>(eventSV);
+        float mean = s * rv * t_.avgFactor;
+        uint64_t wsRow = uint64_t(GetBlockIdx()) * t_.wsStride;
+        for (uint32_t k = 0; k < chunks; ++k) {
+            uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c, span = mover_.Span(n);
+            bool issue = !rowResident_ && (k + 1 < chunks || more);
+            LocalTensor<G> gq;
+            LocalTensor<T> in = rowResident_ ? whole[c0] : TakeChunk(c0, gq);
+            if (rowResident_) gq = gammaRow_.Get<G>()[c0];
+            LocalTensor<T> x = in, dy = in[InHalf()];
+            if (prefetch && issue) IssueChunk(k + 1 < chunks ? row : row + 1, k + 1 < chunks ? k + 1 : 0);
             LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
-            Dx(x, dy, g, dxl, rv, rv * mean, span);
-            FreeChunk(x, dy, gq);
+            if (splitAcc_) {
+                DxAndDgamma(x, dy, gq, dxl, acc_.Get<float>()[c0], rv, rv * mean, span);
+            } else {
+                LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), span);
+                if (ColumnMode()) {
+                    PipeBarrier<PIPE_V>();  // the previous chunk's dx still reads a_
+                } else {
+                    AddToWorkspaceRow(x, dy, rv, row, wsRow + c0, n);
+                }
+                Dx(x, dy, g, dxl, rv, rv * mean, span);
+            }
+            if (!rowResident_) FreeChunk(in, gq);
+            if (!prefetch && issue) IssueChunk(k + 1 < chunks ? row : row + 1, k + 1 < chunks ? k + 1 : 0);
             dxQue_.EnQue(dxl);
             dxl = dxQue_.DeQue<T>();
             mover_.Out(dxGm_, dxl, base + c0, n);
             dxQue_.FreeTensor(dxl);
+        }
+        if (rowResident_) {
+            inQue_.FreeTensor(whole);
+            if (!prefetch && more) IssueChunk(row + 1, 0);
         }
     }
 
@@ -442,8 +552,8 @@ private:
         uint32_t d = t_.numCols, c = t_.colsPerChunk;
         for (uint32_t c0 = 0; c0 < d; c0 += c) {
             uint32_t n = d - c0 < c ? d - c0 : c;
-            LocalTensor<float> sum = resident_ ? acc_.Get<float>()[c0] : a_.Get<float>();
-            if (!resident_) LoadWorkspace(sum, c0, n);
+            LocalTensor<float> sum = resident_ || splitAcc_ ? acc_.Get<float>()[c0] : a_.Get<float>();
+            if (!resident_ && !splitAcc_) LoadWorkspace(sum, c0, n);
             for (uint32_t core = 1; core < t_.usedCores; ++core) AddFromWorkspace(sum, uint64_t(core) * t_.wsStride + c0, n);
             LocalTensor<G> out;
             if constexpr (kIsFloat<G>) {
@@ -498,23 +608,31 @@ private:
         PipeBarrier<PIPE_V>();
     }
 
-    __aicore__ inline void CopyInChunk(uint64_t off, uint32_t c0, uint32_t n, LocalTensor<T>& x, LocalTensor<T>& dy, LocalTensor<G>& gq) {
-        x = inQue_.AllocTensor<T>();
-        dy = x[InHalf()];
-        gq = gQue_.AllocTensor<G>();
-        mover_.In(x, xGm_, off, n);
-        mover_.In(dy, dyGm_, off, n);
+    // Issues the loads of chunk k of this core's row `row`: x and dy (rowResident: the whole row),
+    // and gamma's columns unless gamma is in UB whole (splitAcc).
+    __aicore__ inline void IssueChunk(uint32_t row, uint32_t k) {
+        uint32_t d = t_.numCols, c0 = k * t_.colsPerChunk, n = d - c0 < t_.colsPerChunk ? d - c0 : t_.colsPerChunk;
+        if (rowResident_) n = d;
+        uint64_t off = uint64_t(row) * d + c0;
+        LocalTensor<T> in = inQue_.AllocTensor<T>();
+        mover_.In(in, xGm_, off, n);
+        mover_.In(in[InHalf()], dyGm_, off, n);
+        inQue_.EnQue(in);
+        if (splitAcc_) return;
+        LocalTensor<G> gq = gQue_.AllocTensor<G>();
         mover_.In(gq, gammaGm_, c0, n);
-        inQue_.EnQue(x);
         gQue_.EnQue(gq);
-        x = inQue_.DeQue<T>();
-        dy = x[InHalf()];
-        gq = gQue_.DeQue<G>();
     }
 
-    __aicore__ inline void FreeChunk(LocalTensor<T>& x, LocalTensor<T>& dy, LocalTensor<G>& gq) {
-        inQue_.FreeTensor(x);
-        gQue_.FreeTensor(gq);
+    // The chunk at column c0 issued first: x, then dy at InHalf(); gq its gamma columns.
+    __aicore__ inline LocalTensor<T> TakeChunk(uint32_t c0, LocalTensor<G>& gq) {
+        gq = splitAcc_ ? gammaRow_.Get<G>()[c0] : gQue_.DeQue<G>();
+        return inQue_.DeQue<T>();
+    }
+
+    __aicore__ inline void FreeChunk(LocalTensor<T>& in, LocalTensor<G>& gq) {
+        inQue_.FreeTensor(in);
+        if (!splitAcc_) gQue_.FreeTensor(gq);
     }
 
     __aicore__ inline float ReadScalarAt(const LocalTensor<float>& r, uint32_t i) {
@@ -534,21 +652,65 @@ private:
         Mul(a, dyf, b, n);
     }
 
-    // sum(dxhat * xhat) = rstd * sum(dy * gamma * x) over n elements in the mover's layout.
-    __aicore__ inline float SumDxhatXhat(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<float>& g, float rv, uint32_t n) {
+    // sum(dy * gamma * x) over chunk k's n elements (the mover's layout) into red_'s block k, its
+    // scratch after the row's chunks' blocks (op_host/tiling/rms_norm.h RmsNormGrad, redBytes).
+    __aicore__ inline void ChunkSum(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<G>& gq, uint32_t n, uint32_t k,
+                                    uint32_t chunks) {
         uint32_t span = mover_.Span(n);
-        LocalTensor<float> a = a_.Get<float>();
-        LocalTensor<float> b = b_.Get<float>();
-        LocalTensor<float> dyf = AsFloat(dy, a, span);
+        if (k == 0) PipeBarrier<PIPE_V>();  // the previous row's dx work still reads a_, b_ and gamma's float buffer
+        LocalTensor<float> a = a_.Get<float>(), b = b_.Get<float>(), dyf, xf, g;
+        CastChunk(x, dy, gq, span, xf, dyf, g);
         Mul(a, dyf, g, span);
         PipeBarrier<PIPE_V>();
-        LocalTensor<float> xf = AsFloat(x, b, span);
-        Mul(b, xf, a, span);
+        Mul(a, a, xf, span);
         PipeBarrier<PIPE_V>();
-        mover_.ZeroRepeat(b, n);
-        LocalTensor<float> dst = red_.Get<float>(8);
-        ReduceSum(dst, b, red_.GetWithOffset<float>(t_.reduceTmpBytes / sizeof(float), 32), span);
-        return ReadScalar(dst) * rv;
+        mover_.ZeroRepeat(a, n);
+        LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - chunks * kSumStride, chunks * kSumStride * 4);
+        RowSums(!mover_.aligned, red_.Get<float>()[k * kSumStride], a, RoundUpTo(span, kBlock<float>), 1, span, scratch,
+                t_.reduceTmpBytes / sizeof(float));
+        if (k + 1 < chunks) PipeBarrier<PIPE_V>();  // the next chunk overwrites a_, b_ and the scratch (after the last, S waits for V)
+    }
+
+    // A split chunk with dgamma accumulated in UB: x and dy cast once for both,
+    //   acc += rstd * dy * x;   dx = rstd * (dy * gamma - x * rstd * mean)   (rvMean = rstd * mean).
+    __aicore__ inline void DxAndDgamma(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<G>& gq, const LocalTensor<T>& dx,
+                                       const LocalTensor<float>& acc, float rv, float rvMean, uint32_t n) {
+        PipeBarrier<PIPE_V>();  // the previous chunk's last ops still read a_, c_ and gamma's float buffer
+        LocalTensor<float> a = a_.Get<float>(), terms = c_.Get<float>(), dyg = gammaF_.Get<float>(), dyf, xf, g;
+        CastChunk(x, dy, gq, n, xf, dyf, g);
+        Mul(terms, dyf, xf, n);
+        Mul(dyg, g, dyf, n);  // in place when g is gamma's cast
+        PipeBarrier<PIPE_V>();
+        Axpy(acc, terms, rv, n);
+        Axpy(dyg, xf, -rvMean, n);
+        PipeBarrier<PIPE_V>();
+        LocalTensor<float> out = a;
+        if constexpr (kIsFloat<T>) out = dx;
+        Muls(out, dyg, rv, n);
+        if constexpr (!kIsFloat<T>) {
+            PipeBarrier<PIPE_V>();
+            FromFloat(dx, a, n);
+        }
+    }
+
+    // A chunk's x, dy and gamma as float32 (xf, dyf, g): cast into b_, a_ and gamma's float buffer,
+    // or the tiles themselves when already float; one barrier after the casts.
+    __aicore__ inline void CastChunk(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<G>& gq, uint32_t n, LocalTensor<float>& xf,
+                                     LocalTensor<float>& dyf, LocalTensor<float>& g) {
+        xf = x.template ReinterpretCast<float>();
+        dyf = dy.template ReinterpretCast<float>();
+        g = gq.template ReinterpretCast<float>();
+        if constexpr (!kIsFloat<T>) {
+            xf = b_.Get<float>();
+            dyf = a_.Get<float>();
+            Cast(xf, x, RoundMode::CAST_NONE, n);
+            Cast(dyf, dy, RoundMode::CAST_NONE, n);
+        }
+        if constexpr (!kIsFloat<G>) {
+            g = gammaF_.Get<float>();
+            Cast(g, gq, RoundMode::CAST_NONE, n);
+        }
+        if constexpr (!kIsFloat<T> || !kIsFloat<G>) PipeBarrier<PIPE_V>();
     }
 
     // dx = rstd * dy * gamma - x * (rstd * rstd * mean)
@@ -575,12 +737,16 @@ private:
     AirfuseRmsNormGradTilingData t_;
     RowRange rows_;
     bool resident_ = true;
+    bool splitAcc_ = false;
+    bool rowResident_ = false;  // splitAcc rows whose x and dy tiles stay in UB whole: read once
+    bool vecRows_ = false;  // a resident step's per-row scalars on the vector unit (A2)  // split rows: dgamma terms summed in acc_ (op_host/tiling/rms_norm.h)
     Mover mover_{};
     GmStream<T> dxOut_;
     TPipe pipe_;
     TQue<QuePosition::VECIN, 1> inQue_;
     TQue<QuePosition::VECIN, 1> rstdQue_;
     TQue<QuePosition::VECIN, 1> gQue_;
+    TBuf<TPosition::VECCALC> gammaRow_;  // splitAcc: gamma whole, in its dtype
     TQue<QuePosition::VECOUT, 1> dxQue_;
     TBuf<TPosition::VECCALC> a_;
     TBuf<TPosition::VECCALC> b_;
@@ -588,6 +754,7 @@ private:
     TBuf<TPosition::VECCALC> c_;
     TBuf<TPosition::VECCALC> acc_;
     TBuf<TPosition::VECCALC> red_;
+    TBuf<TPosition::VECCALC> rowVec_;
     TBuf<TPosition::VECOUT> stage_;
     GlobalTensor<T> dyGm_;
     GlobalTensor<T> xGm_;

@@ -26,4 +26,11 @@ struct AirfuseRmsNormGradTilingData {
     uint32_t colCores;
     uint32_t colCols;
     uint32_t colRows;
+    // Rows split in chunks with a hardware SyncAll: dgamma terms summed in a float32 row of UB,
+    // which goes to the workspace like a resident step's (no column split, no GM row per row).
+    uint32_t splitAcc;
+    uint32_t rowVecBytes;     // A2 resident rows: UB of a step's per-row scalars on the vector unit; 0: read on the scalar unit
+    // splitAcc with each row's x and dy tiles whole in UB (two buffers; rowStride the row's): only
+    // the float work and dx go by chunks, x and dy are read once.
+    uint32_t rowResident;
 };

@@ -90,4 +90,33 @@ __aicore__ inline void RowSums(bool wholeReduce, const LocalTensor<float>& sums,
     for (uint32_t i = 0; i < n; ++i) ReduceSum(sums[i * kSumStride], rows[i * stride], scratch[i * reduceTmpFloats], int32_t(d));
 }
 
+// Per-row factors on the vector unit: n rows of span floats, `stride` floats apart
+// (stride / 8 <= kMaxRepStrideBlocks), one strided Mul per 64-column slice and per kMaxRepeat
+// rows, a repeat per row (BinaryRepeatParams: block and repeat strides in 32 B blocks).
+// out row i = src row i * blocks' block i (a Brcb block per row: block stride 0, repeat stride 1).
+__aicore__ inline void MulRowsByBlock(const LocalTensor<float>& out, const LocalTensor<float>& src, const LocalTensor<float>& blocks, uint32_t n,
+                                      uint32_t span, uint32_t stride) {
+    uint8_t rep = uint8_t(stride / 8);
+    for (uint32_t r0 = 0; r0 < n; r0 += kMaxRepeat) {
+        uint8_t rows = uint8_t(n - r0 < kMaxRepeat ? n - r0 : kMaxRepeat);
+        for (uint32_t c = 0; c < span; c += kRepeatFloats) {
+            uint64_t mask = span - c < kRepeatFloats ? span - c : kRepeatFloats;
+            Mul(out[r0 * stride + c], src[r0 * stride + c], blocks[r0 * 8], mask, rows, BinaryRepeatParams(1, 1, 0, rep, rep, 1));
+        }
+    }
+}
+
+// out row i = src row i * row (the same span floats for every row: repeat stride 0).
+__aicore__ inline void MulRowsByRow(const LocalTensor<float>& out, const LocalTensor<float>& src, const LocalTensor<float>& row, uint32_t n,
+                                    uint32_t span, uint32_t stride) {
+    uint8_t rep = uint8_t(stride / 8);
+    for (uint32_t r0 = 0; r0 < n; r0 += kMaxRepeat) {
+        uint8_t rows = uint8_t(n - r0 < kMaxRepeat ? n - r0 : kMaxRepeat);
+        for (uint32_t c = 0; c < span; c += kRepeatFloats) {
+            uint64_t mask = span - c < kRepeatFloats ? span - c : kRepeatFloats;
+            Mul(out[r0 * stride + c], src[r0 * stride + c], row[c], mask, rows, BinaryRepeatParams(1, 1, 1, rep, rep, 0));
+        }
+    }
+}
+
 }  // namespace airfuse_kernel

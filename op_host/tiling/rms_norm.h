@@ -348,24 +348,80 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // Queues x and dy (one buffer), dx and rstd; gamma as float; resident: a step's x and dy as
     // float (half/bf16; float: its products instead) and the dgamma accumulator; split: a chunk
     // of x and dy as float and of gamma.
+    // A2 resident rows whose float stride a repeat stride (uint8 blocks) holds, in steps of at
+    // least kVectorRstdMinRows rows: a step's per-row scalars on the vector unit
+    // (kernels/rms_norm_grad.cpp RowVec): rstd, rstd / d and the row means, n8 floats each, then
+    // a Brcb block per row of rstd and of rstd * mean. Its chain of dependent ops costs a step ~6
+    // barriers where the scalar unit costs ~60 cycles a row (benchmarks/kernel_time.py, 910B2
+    // bf16: 1024 x 512, 16 rows a step, 3.76 -> 3.60 us; 1024 x 1024, 8 rows, 5.23 -> 5.33 us).
+    auto rowVecBytes = [&](uint32_t rpl, uint32_t chunk, uint32_t stride) -> uint32_t {
+        if (aligned || chunk < cols || stride / 8 > 255 || rpl < detail::kVectorRstdMinRows || rpl > 8 * 255) return 0;  // Brcb: a uint8 repeat count
+        return uint32_t(RoundUp(rpl, 8)) * 19 * 4;
+    };
+    // red_: a step's row sums and their scratch; a split row's chunk sums a block each, then the scratch.
+    auto redBytes = [&](uint32_t rpl, uint32_t chunk, uint32_t stride, uint32_t f) {
+        uint64_t chunkSums = chunk < cols ? (CeilDiv(cols, chunk) - 1) * 32 : 0;
+        return uint32_t(detail::RedBytes(aligned, rpl, detail::RowSpan(aligned, natural, cols, chunk, stride), stride, f) + chunkSums);
+    };
     auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
         uint64_t f = detail::FloatCols(aligned, chunk, s), tile = detail::R32(uint64_t(rpl) * stride * s);
-        uint64_t b = 3 * buf * tile + buf * detail::R32(rpl * 4ull) + detail::R32(f * 4) + stage(rpl) +
-                     detail::RedBytes(aligned, rpl, detail::RowSpan(aligned, natural, cols, chunk, stride), stride, uint32_t(f));
+        uint64_t b = 3 * buf * tile + buf * detail::R32(rpl * 4ull) + detail::R32(f * 4) + stage(rpl) + redBytes(rpl, chunk, stride, uint32_t(f));
         if (chunk < cols) return b + 2 * detail::R32(f * 4) + buf * detail::R32(f * g);
-        return b + (s == 4 ? 1 : 2) * detail::R32(uint64_t(rpl) * stride * 4) + detail::R32(f * 4);
+        return b + (s == 4 ? 1 : 2) * detail::R32(uint64_t(rpl) * stride * 4) + detail::R32(f * 4) + rowVecBytes(rpl, chunk, stride);
     };
     // Without a hardware SyncAll (310P) the cores cannot sum each other's partial dgamma rows (the
-    // soft SyncAll needs a GM region zeroed before any core starts, which neither op_host nor the
-    // kernel can guarantee): the cores then split dgamma by columns (SplitColumns), or one core
-    // does everything. With one, rows split in chunks also take the column split: their partial
-    // rows would go through GM row by row (benchmarks/kernel_time.py: 910B2 16384 x 16384 bf16
-    // 2.89 -> 2.35 x the roofline), while resident rows sum theirs in UB.
+    // soft SyncAll needs its GM region zeroed before any core counts its arrival; op_host has no
+    // zeroed workspace, and SyncAll.md's other way, every core zeroing the whole region at its
+    // start, holds only if no core arrives before the last one has started, which nothing
+    // orders): the cores then split dgamma by columns (SplitColumns), or one core does
+    // everything. With one, split rows sum theirs in UB (splitAcc below) or, when that does not
+    // fit, take the column split: their partial rows would go through GM row by row
+    // (benchmarks/kernel_time.py: 910B2 16384 x 16384 bf16 2.89 -> 2.35 x the roofline).
     uint32_t rowCores;
     detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
     if (!res.ok()) return res;
+    // Split rows with a hardware SyncAll: their dgamma terms summed in a float32 row of UB (plus a
+    // chunk buffer for the terms), and gamma kept whole in its dtype instead of a queue of chunks,
+    // when that fits with chunks of at least kMinSplitAccChunk: the rows' second read comes from L2,
+    // where the column split read x and dy again from HBM (benchmarks/kernel_time.py, 910B2 bf16
+    // 4096 x 16384: 2.370 -> 1.517 with gamma still read per chunk).
+    constexpr uint32_t kMinSplitAccChunk = 1024;  // below it a chunk's fixed costs (barriers, latencies) grow, as in ResidentChunks
+    // Rows that fit only one at a time on one buffer take this path too when a core has several
+    // (one row a core has nothing to overlap: 910B2 bf16 1 x 8192 1.48 -> 2.07 us), and first try keeping each
+    // row's x and dy whole (two buffers; rowResident: read once), only dx and the float work by
+    // chunks (benchmarks/kernel_time.py, 910B2 bf16 384 x 8192: one buffer 20.02 us, chunks read
+    // twice 17.72 us, rowResident see benchmarks/results/README.md).
+    bool splitAcc = false, rowResident = false;
+    if (chip.hardSyncAll && (p.chunk < cols || (p.bufferNum == 1 && p.rowsPerLoop == 1 && rows > rowCores))) {
+        uint32_t stride = uint32_t(RoundUp(cols, e));
+        auto rowResBytes = [&](uint32_t chunk) {  // x and dy twice, dx chunks twice, rstd twice, gamma's float, a_, b_, c_, red_, acc_, gamma
+            uint64_t f = detail::FloatCols(aligned, chunk, s);
+            return 4 * detail::R32(uint64_t(stride) * s) + 2 * detail::R32(uint64_t(chunk) * s) + 2 * detail::R32(4) + 4 * detail::R32(f * 4) +
+                   redBytes(1, chunk, stride, uint32_t(f)) + detail::R32(uint64_t(cols) * 4) + detail::R32(uint64_t(cols) * g);
+        };
+        auto accBytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
+            uint64_t f = detail::FloatCols(aligned, chunk, s);
+            return bytes(buf, rpl, chunk, stride) - buf * detail::R32(f * g) + detail::R32(uint64_t(cols) * g) + detail::R32(uint64_t(cols) * 4) +
+                   detail::R32(f * 4);
+        };
+        detail::Plan q{};
+        for (uint64_t chunk = RoundUp(cols, 64) - 64; chunk >= kMinSplitAccChunk && !q.bufferNum; chunk -= 64) {
+            if (rowResBytes(uint32_t(chunk)) > chip.ubBytes) continue;
+            q = {2, 1, uint32_t(RoundUp(CeilDiv(cols, CeilDiv(cols, chunk)), 64)), stride};
+            rowResident = true;
+        }
+        for (uint64_t chunk = RoundUp(cols, 64) - 64; chunk >= 64 && !q.bufferNum; chunk -= 64) {
+            if (accBytes(2, 1, uint32_t(chunk), uint32_t(chunk)) > chip.ubBytes) continue;
+            uint32_t even = uint32_t(RoundUp(CeilDiv(cols, CeilDiv(cols, chunk)), 64));  // as many chunks, evened out
+            q = {2, 1, even, even};
+        }
+        if (q.bufferNum && q.chunk < cols && q.chunk >= kMinSplitAccChunk) {
+            p = q;
+            splitAcc = true;
+        }
+    }
     detail::ColumnSplit split{};
-    if (!chip.hardSyncAll || p.chunk < cols) {
+    if (!chip.hardSyncAll || (p.chunk < cols && !splitAcc)) {
         uint64_t used = bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride);
         split = detail::SplitColumns(rows, cols, s, g, p, forceBlockDim ? forceBlockDim : chip.vectorCores, chip.ubBytes - used);
         if (split.cores == 0 && !chip.hardSyncAll) {
@@ -389,10 +445,13 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     out->wsStride = wsStride;
     out->outStageBytes = stage(p.rowsPerLoop);
     out->workCols = p.rowsPerLoop * p.rowStride;
-    out->redBytes = detail::RedBytes(aligned, p.rowsPerLoop, detail::RowSpan(aligned, natural, cols, p.chunk, p.rowStride), p.rowStride, out->floatCols);
+    out->redBytes = redBytes(p.rowsPerLoop, p.chunk, p.rowStride, out->floatCols);
     out->colCores = split.cores;
     out->colCols = split.cols;
     out->colRows = split.rows;
+    out->splitAcc = splitAcc;
+    out->rowVecBytes = rowVecBytes(p.rowsPerLoop, p.chunk, p.rowStride);
+    out->rowResident = rowResident;
     return res;
 }
 

@@ -238,9 +238,21 @@ def test_310p_grad_splits_dgamma_by_columns(rows, cols, x_dt, g_dt, block_dim):
 
 
 @pytest.mark.parametrize("rows,cols,x_dt,g_dt", [(5, 20000, torch.bfloat16, torch.float32), (60, 16384, torch.float16, torch.float16)], ids=str)
-def test_910b_split_rows_split_dgamma_by_columns(rows, cols, x_dt, g_dt):
-    """910B: rows split in chunks sum dgamma by columns too, not through partial rows in GM."""
-    check_column_split("Ascend910B2", rows, cols, x_dt, g_dt, 0, min(rows, 48))
+def test_910b_split_rows_sum_dgamma_in_ub(rows, cols, x_dt, g_dt):
+    """910B: rows split in chunks sum their dgamma terms in a float32 row of UB (splitAcc), one
+    partial row per core in the workspace, no column split."""
+    chip = "Ascend910B2"
+    tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[x_dt], twin.GE_DTYPE[g_dt], 0)
+    col_cores, split_acc = struct.unpack_from("<I", tile.data.raw, 72)[0], struct.unpack_from("<I", tile.data.raw, 84)[0]
+    assert (col_cores, split_acc) == (0, 1) and tile.workspace_bytes == (16 << 20) + min(rows, 48) * cols * 4
+    gen = generator()
+    x, gamma, dy = randn((rows, cols), x_dt, gen), randn((cols,), g_dt, gen), randn((rows, cols), x_dt, gen)
+    assert check_rms_norm_backward(dy, x, gamma, chip=chip).block_dim == min(rows, 48)
+
+
+def test_910b_split_rows_too_long_for_ub_sums_split_dgamma_by_columns():
+    """910B: a float32 dgamma row that does not fit beside 1024-column chunks: the column split."""
+    check_column_split("Ascend910B2", 3, 40000, torch.float32, torch.float32, 0, 3)
 
 
 def check_column_split(chip, rows, cols, x_dt, g_dt, block_dim, row_cores):
