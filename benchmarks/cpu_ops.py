@@ -20,14 +20,15 @@ row with >= 128 tokens. add has no backward kernel (its gradient is dz twice), s
 Page faults. glibc serves every block of 32 MiB or more (its largest mmap threshold) with a fresh
 mmap and unmaps it on free, so each call of any contender allocating such an output (f32 2048 x
 4096 and up, the clone included) pays about one minor fault per 4 KiB page it writes: 8,193 per
-call for a 32 MiB clone, which took 14.2 ms against 4.7 ms for one row less. Smaller blocks pay
+call for a 32 MiB clone, which took 14.2 ms against 4.7 ms for one row less (idle). Smaller blocks pay
 them or not depending on glibc's moving threshold and on when the heap was last trimmed. That is
 the allocator's cost, the same per byte for whichever op allocates, not the kernels' work, and it
 made of_clone at 2048/8192 compare fault handling. So by default (--malloc reuse, named in the
 header line) the process tells glibc, before any timing, never to mmap (M_MMAP_MAX=0) and never
 to give the heap back (M_TRIM_THRESHOLD=-1): a freed block is reused by the next call of whichever
-contender runs. It is process-wide, so every contender runs under it alike. --malloc system keeps
-glibc's defaults. Either way the columns flt_af, flt_ind and flt_cl print the minor page faults per
+contender runs. It is process-wide, so every contender runs under it alike, and it is what a
+long-running process sees under an allocator that keeps freed memory (jemalloc or tcmalloc, often
+preloaded for PyTorch on CPU). --malloc system keeps glibc's defaults. Either way the columns flt_af, flt_ind and flt_cl print the minor page faults per
 call (median over rounds, counted over the timed span alone) of airfuse, inductor and the clone.
 
 --clock cpu times with the process's CPU clock instead of the wall clock: on a loaded, shared
