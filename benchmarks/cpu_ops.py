@@ -15,6 +15,21 @@ faster). The last line is worst_vs_inductor=<x>: the largest airfuse / inductor 
 row with >= 128 tokens. add has no backward kernel (its gradient is dz twice), so no add bwd row.
 
     .venv/bin/python benchmarks/cpu_ops.py [--quick] [--threads N] [--ops a,b] [--clock wall|cpu] [--variant V] [--dtypes d,e]
+                                           [--malloc reuse|system]
+
+Page faults. glibc serves every block of 32 MiB or more (its largest mmap threshold) with a fresh
+mmap and unmaps it on free, so each call of any contender allocating such an output (f32 2048 x
+4096 and up, the clone included) pays about one minor fault per 4 KiB page it writes: 8,193 per
+call for a 32 MiB clone, which took 14.2 ms against 4.7 ms for one row less (idle). Smaller blocks pay
+them or not depending on glibc's moving threshold and on when the heap was last trimmed. That is
+the allocator's cost, the same per byte for whichever op allocates, not the kernels' work, and it
+made of_clone at 2048/8192 compare fault handling. So by default (--malloc reuse, named in the
+header line) the process tells glibc, before any timing, never to mmap (M_MMAP_MAX=0) and never
+to give the heap back (M_TRIM_THRESHOLD=-1): a freed block is reused by the next call of whichever
+contender runs. It is process-wide, so every contender runs under it alike, and it is what a
+long-running process sees under an allocator that keeps freed memory (jemalloc or tcmalloc, often
+preloaded for PyTorch on CPU). --malloc system keeps glibc's defaults. Either way the columns flt_af, flt_ind and flt_cl print the minor page faults per
+call (median over rounds, counted over the timed span alone) of airfuse, inductor and the clone.
 
 --clock cpu times with the process's CPU clock instead of the wall clock: on a loaded, shared
 machine it leaves out the time the process waits for a core (it counts every thread's time, so it
@@ -24,7 +39,9 @@ header line names it; ATEN_CPU_CAPABILITY=avx2 lowers it, and ATen's and inducto
 """
 
 import argparse
+import ctypes
 import math
+import resource
 import statistics
 import time
 from dataclasses import dataclass
@@ -137,37 +154,58 @@ def _mark_tokens_dynamic(inputs):
             torch._dynamo.mark_dynamic(t, dim)
 
 
+def _minor_faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _start():
+    # Faults read before the clock starts and (in _elapsed) after it stops: the read stays untimed.
+    faults = _minor_faults()
+    return clock(), faults
+
+
+def _elapsed(started):
+    """(seconds, minor page faults) since _start()."""
+    seconds = clock() - started[0]
+    return seconds, _minor_faults() - started[1]
+
+
 def _timed_forward(fn, inputs, calls):
+    """(seconds, minor faults) per call."""
     with torch.no_grad():
-        start = clock()
+        started = _start()
         for _ in range(calls):
             fn(**inputs)
-        return (clock() - start) / calls
+        seconds, faults = _elapsed(started)
+    return seconds / calls, faults / calls
 
 
 def _timed_backward(fn, inputs, grads, differentiable, calls):
     leaves = [inputs[name] for name in differentiable]
-    total = 0.0
+    seconds = faults = 0.0
     for _ in range(calls):
         out = as_tuple(fn(**inputs))
-        start = clock()
+        started = _start()
         torch.autograd.grad(out, leaves, grads[: len(out)])
-        total += clock() - start
-    return total / calls
+        call_seconds, call_faults = _elapsed(started)
+        seconds, faults = seconds + call_seconds, faults + call_faults
+    return seconds / calls, faults / calls
 
 
-def measure(candidates: dict, run, rounds: int, target_s: float) -> dict:
-    """Median per-call seconds of each candidate over interleaved rounds; each round times enough
-    calls to last about target_s."""
+def measure(candidates: dict, run, rounds: int, target_s: float) -> tuple[dict, dict]:
+    """Median per-call seconds and median per-call minor faults of each candidate over interleaved
+    rounds; each round times enough calls to last about target_s."""
     calls = {}
     for name, fn in candidates.items():
         run(fn, 1)  # warm-up (and, for inductor, compile)
-        calls[name] = max(1, min(1000, int(target_s / max(run(fn, 1), 1e-7))))
+        calls[name] = max(1, min(1000, int(target_s / max(run(fn, 1)[0], 1e-7))))
     samples = {name: [] for name in candidates}
     for _ in range(rounds):
         for name, fn in candidates.items():
             samples[name].append(run(fn, calls[name]))
-    return {name: statistics.median(s) for name, s in samples.items()}
+    seconds = {name: statistics.median(t for t, _ in s) for name, s in samples.items()}
+    faults = {name: statistics.median(f for _, f in s) for name, s in samples.items()}
+    return seconds, faults
 
 
 def bench_rows(bench: Bench, direction: str, dtype, tokens_list, compiled, rounds, target_s):
@@ -192,8 +230,8 @@ def bench_rows(bench: Bench, direction: str, dtype, tokens_list, compiled, round
             run = lambda fn, calls: _timed_forward(fn, inputs, calls)  # noqa: E731
             moved = nbytes(inputs.values()) + nbytes(reference_out)
         largest = max(inputs.values(), key=lambda t: t.numel())
-        times = _measure_with_clone(candidates, run, largest, rounds, target_s)
-        yield tokens, moved, largest, times
+        times, faults = _measure_with_clone(candidates, run, largest, rounds, target_s)
+        yield tokens, moved, largest, times, faults
 
 
 def _measure_with_clone(candidates, run, largest, rounds, target_s):
@@ -202,10 +240,11 @@ def _measure_with_clone(candidates, run, largest, rounds, target_s):
 
     def run_any(fn, calls):
         if fn is clone:
-            start = clock()
+            started = _start()
             for _ in range(calls):
                 largest.detach().clone()
-            return (clock() - start) / calls
+            seconds, faults = _elapsed(started)
+            return seconds / calls, faults / calls
         return run(fn, calls)
 
     return measure(both, run_any, rounds, target_s)
@@ -219,9 +258,29 @@ def main():
     parser.add_argument("--variant", help="airfuse CPU kernel variant (DEFAULT, AVX2, AVX512; default: ATen's choice)")
     parser.add_argument("--dtypes", default="float32,bfloat16", help="comma-separated subset of dtypes")
     parser.add_argument("--ops", default=",".join(b.name for b in BENCHES), help="comma-separated subset of ops")
+    parser.add_argument("--malloc", choices=("reuse", "system"), default="reuse",
+                        help="reuse: glibc never mmaps nor trims, freed blocks are reused (default); system: glibc's defaults")
     args = parser.parse_args()
+    if args.malloc == "reuse":
+        _reuse_freed_blocks()
     with cpu_kernels.use_capability(args.variant or cpu_kernels.capability()):
         run(args)
+
+
+# mallopt(3)'s parameters (malloc.h).
+M_TRIM_THRESHOLD, M_MMAP_MAX = -1, -4
+MALLOC_REUSE = "reuse(M_MMAP_MAX=0,M_TRIM_THRESHOLD=-1)"
+
+
+def _reuse_freed_blocks():
+    """glibc never mmaps a block (so never unmaps one) and never trims the heap: the process keeps
+    the pages it has touched, and a freed block serves the next allocation (module docstring)."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except AttributeError:
+        raise SystemExit("cpu_ops.py --malloc reuse: this C library has no mallopt (not glibc); run with --malloc system") from None
+    if mallopt(M_MMAP_MAX, 0) != 1 or mallopt(M_TRIM_THRESHOLD, -1) != 1:
+        raise SystemExit("cpu_ops.py --malloc reuse: glibc's mallopt refused M_MMAP_MAX=0 or M_TRIM_THRESHOLD=-1")
 
 
 def run(args):
@@ -233,8 +292,10 @@ def run(args):
     rounds, target_s = (3, 0.02) if args.quick else (5, 0.05)
     wanted = args.ops.split(",")
     print(f"threads={torch.get_num_threads()} rounds={rounds} tokens={tokens_list} torch={torch.__version__} clock={args.clock} "
-          f"airfuse_cpu={cpu_kernels.capability()} aten_cpu={torch.backends.cpu.get_cpu_capability()}")
-    header = f"{'op':<13}{'dir':<4}{'dtype':<9}{'tokens':>6} {'airfuse_us':>11} {'/hf':>6} {'/F':>6} {'/ind':>6} {'GB/s':>7} {'clone_GB/s':>10} {'of_clone':>8}"
+          f"airfuse_cpu={cpu_kernels.capability()} aten_cpu={torch.backends.cpu.get_cpu_capability()} "
+          f"malloc={MALLOC_REUSE if args.malloc == 'reuse' else 'system'}")
+    header = (f"{'op':<13}{'dir':<4}{'dtype':<9}{'tokens':>6} {'airfuse_us':>11} {'/hf':>6} {'/F':>6} {'/ind':>6} {'GB/s':>7} {'clone_GB/s':>10} "
+              f"{'of_clone':>8} {'flt_af':>7} {'flt_ind':>7} {'flt_cl':>7}")
     print(header)
     worst = 0.0
     for bench in BENCHES:
@@ -243,12 +304,13 @@ def run(args):
         for direction in ("fwd", "bwd") if bench.differentiable else ("fwd",):
             for dtype in (getattr(torch, name) for name in args.dtypes.split(",")):
                 compiled = torch.compile(bench.hf)
-                for tokens, moved, largest, t in bench_rows(bench, direction, dtype, tokens_list, compiled, rounds, target_s):
+                for tokens, moved, largest, t, flt in bench_rows(bench, direction, dtype, tokens_list, compiled, rounds, target_s):
                     ratio = lambda other: f"{t['airfuse'] / t[other]:6.2f}" if other in t else f"{'-':>6}"  # noqa: E731
                     gbps = moved / t["airfuse"] / 1e9
                     clone_gbps = 2 * nbytes([largest]) / t["clone"] / 1e9
                     print(f"{bench.name:<13}{direction:<4}{str(dtype).removeprefix('torch.'):<9}{tokens:>6} {t['airfuse'] * 1e6:11.1f} "
-                          f"{ratio('hf')} {ratio('F')} {ratio('inductor')} {gbps:7.2f} {clone_gbps:10.2f} {gbps / clone_gbps:8.2f}", flush=True)
+                          f"{ratio('hf')} {ratio('F')} {ratio('inductor')} {gbps:7.2f} {clone_gbps:10.2f} {gbps / clone_gbps:8.2f} "
+                          f"{flt['airfuse']:7.0f} {flt['inductor']:7.0f} {flt['clone']:7.0f}", flush=True)
                     if tokens >= 128:
                         worst = max(worst, t["airfuse"] / t["inductor"])
     print(f"worst_vs_inductor={worst:.2f}")
