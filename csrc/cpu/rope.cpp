@@ -58,17 +58,22 @@ template <class T, class C, bool kBackward, class M = Math<T>>
 void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y) {
   if (half) {
     const int64_t h = d / 2;
-    for_each_vector<M>(h, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
-      const Vec<M> x1 = load<M>(x + i, n), x2 = load<M>(x + h + i, n);
-      const Vec<M> c1 = load<M>(cos + i, n), c2 = load<M>(cos + h + i, n);
-      const Vec<M> s1 = load<M>(sin + i, n), s2 = load<M>(sin + h + i, n);
-      if constexpr (kBackward) {
-        store<T>(y + i, x1 * c1 + x2 * s2, n);
-        store<T>(y + h + i, x2 * c2 - x1 * s1, n);
-      } else {
-        store<T>(y + i, x1 * c1 - x2 * s1, n);
-        store<T>(y + h + i, x2 * c2 + x1 * s2, n);
-      }
+    for_each_block<M>(h, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+      const Block<M> x1 = load_block<T, M>(x + i, n), x2 = load_block<T, M>(x + h + i, n);
+      const Block<M> c1 = load_block<T, M>(cos + i, n), c2 = load_block<T, M>(cos + h + i, n);
+      const Block<M> s1 = load_block<T, M>(sin + i, n), s2 = load_block<T, M>(sin + h + i, n);
+      Block<M> first, second;
+      c10::ForcedUnroll<2>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE {
+        if constexpr (kBackward) {
+          first[k] = x1[k] * c1[k] + x2[k] * s2[k];
+          second[k] = x2[k] * c2[k] - x1[k] * s1[k];
+        } else {
+          first[k] = x1[k] * c1[k] - x2[k] * s1[k];
+          second[k] = x2[k] * c2[k] + x1[k] * s2[k];
+        }
+      });
+      store_block<T>(y + i, first, n);
+      store_block<T>(y + h + i, second, n);
     });
     return;
   }
