@@ -92,6 +92,9 @@ void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y
   }
 }
 
+// How far ahead of the current row, in bytes, the rows of x and y are prefetched (1-4 KB measured alike).
+constexpr int64_t kPrefetchAhead = 2048;
+
 template <bool kBackward>
 at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const at::Tensor& sin_in, c10::string_view mode) {
   const at::Tensor x = x_in.contiguous();
@@ -110,9 +113,17 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
       const T* xp = x.const_data_ptr<T>();
       const C *cp = cos.const_data_ptr<C>(), *sp = sin.const_data_ptr<C>();
       T* yp = y.mutable_data_ptr<T>();
+      const int64_t row_bytes = d * static_cast<int64_t>(sizeof(T));
       at::parallel_for(0, rows, grain_in_rows(d), [&](int64_t begin, int64_t end) {
         RowWalk row(dims, begin);
         for (int64_t r = begin; r < end; ++r, row.next()) {
+          // x and y are contiguous: row r is at r * d. Rows are short (a head), too short for the
+          // hardware's stream prefetch to keep the x and y streams ahead (measured: the kernel took
+          // 1.25x a clone of x, 1.1x with this).
+          if ((r + 1) * row_bytes + kPrefetchAhead <= end * row_bytes) {
+            prefetch_bytes(reinterpret_cast<const char*>(xp + row.x) + kPrefetchAhead, row_bytes);
+            prefetch_bytes<true>(reinterpret_cast<const char*>(yp + row.x) + kPrefetchAhead, row_bytes);
+          }
           rope_row<T, C, kBackward>(xp + row.x, cp + row.cos, sp + row.sin, d, half, yp + row.x);
         }
       });

@@ -195,10 +195,15 @@ C10_ALWAYS_INLINE void for_each_block(int64_t n, const Body& body) {
 // kWrite, writes next) to be brought into L1 while the current row is computed from cache: a row's
 // second pass does no loads from memory, so without it the next row's loads only start when that
 // pass ends, and its stores wait for their lines then.
+template <bool kWrite = false>
+C10_ALWAYS_INLINE void prefetch_bytes(const void* p, int64_t bytes) {
+  constexpr int64_t kLine = 64;
+  for (int64_t b = 0; b < bytes; b += kLine) __builtin_prefetch(static_cast<const char*>(p) + b, kWrite, 3);
+}
+
 template <class M, bool kWrite = false, class T>
 C10_ALWAYS_INLINE void prefetch_block(const T* p) {
-  constexpr int64_t kLine = 64, kBytes = kBlock<M> * static_cast<int64_t>(sizeof(T));
-  for (int64_t b = 0; b < kBytes; b += kLine) __builtin_prefetch(reinterpret_cast<const char*>(p) + b, kWrite, 3);
+  prefetch_bytes<kWrite>(p, kBlock<M> * static_cast<int64_t>(sizeof(T)));
 }
 
 // Calls body(start, count) for the vectors of [0, n): full ones, then a partial one. Mark bodies
