@@ -111,6 +111,43 @@ def _check_against_reference(op):
                         )
 
 
+def _bfloat16_edge_values(shape, generator, *, specials=False):
+    """bfloat16 values whose float32 products include exact rounding ties (8-bit x 8-bit
+    significands) and float32 denormals, never overflowing; with specials, the first slice of dim 0
+    also holds zeros, infinities, NaN and values whose products overflow (a block holding a NaN
+    takes another path than one without, so the other slices keep none)."""
+    significand = 1 + torch.randint(0, 128, shape, generator=generator) / 128
+    # Half tiny (products of two land among float32's denormals), half ordinary.
+    tiny = torch.randint(0, 2, shape, generator=generator).bool()
+    exponent = torch.where(tiny, torch.randint(-75, -55, shape, generator=generator), torch.randint(-20, 63, shape, generator=generator)).double()
+    sign = torch.randint(0, 2, shape, generator=generator) * 2 - 1
+    values = (sign * significand * 2.0**exponent).to(torch.bfloat16)
+    if specials:
+        special = torch.tensor([0.0, -0.0, float("nan"), float("inf"), -float("inf"), 3e38], dtype=torch.bfloat16)
+        picks = torch.randint(0, 4 * len(special), shape[1:], generator=generator)
+        values[0] = torch.where(picks < len(special), special[picks.clamp(max=len(special) - 1)], values[0])
+    return values
+
+
+@pytest.mark.parametrize("capability", cpu_kernels.capabilities())
+def test_bfloat16_stores_round_to_nearest_even_bit_for_bit(capability):
+    """The kernels round float32 results to bfloat16 with their own code on some variants (AVX512
+    rounds two vectors in 16-bit lanes): rope's float32 products rounded once must equal torch's
+    float32 math rounded by .to(bfloat16), bit for bit, on ties, denormals, inf and NaN."""
+    generator = torch.Generator().manual_seed(0)
+    x = _bfloat16_edge_values((4, 16, 2 * 61), generator, specials=True)
+    cos, sin = (_bfloat16_edge_values((4, 16, 2 * 61), generator) for _ in range(2))
+    x1, x2 = x.float().chunk(2, -1)
+    c1, c2 = cos.float().chunk(2, -1)
+    s1, s2 = sin.float().chunk(2, -1)
+    expected = torch.cat([x1 * c1 - x2 * s1, x2 * c2 + x1 * s2], -1).to(torch.bfloat16)
+    with cpu_kernels.use_capability(capability):
+        got = torch.ops.airfuse.rope(x, cos, sin, "half")
+    nan = expected.isnan()
+    assert torch.equal(got.isnan(), nan)
+    assert torch.equal(got.view(torch.int16)[~nan], expected.view(torch.int16)[~nan])
+
+
 def test_the_default_variant_is_atens_choice_and_aten_cpu_capability_lowers_it():
     assert cpu_kernels.capabilities()[0] == "DEFAULT"
     aten = torch.backends.cpu.get_cpu_capability()

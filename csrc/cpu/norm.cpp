@@ -7,55 +7,77 @@ namespace airfuse::cpu {
 inline namespace CPU_CAPABILITY {
 namespace {
 
-// Sum over a row of term(i, n), the vector of elements [i, i + n). Four independent accumulators
-// keep the adds from waiting on each other; rms_norm and add_rms_norm share this order, so they
-// agree bit for bit.
+// Sum over a row of term(i, n), the block of elements [i, i + n). Four independent vector
+// accumulators keep the adds from waiting on each other; rms_norm and add_rms_norm share this order,
+// so they agree bit for bit.
 template <class M>
 M row_sum(int64_t d, const auto& term) {
-  constexpr int64_t w = kWidth<M>;
+  constexpr int64_t b = kBlock<M>;
   Vec<M> acc[4] = {Vec<M>(M(0)), Vec<M>(M(0)), Vec<M>(M(0)), Vec<M>(M(0))};
   int64_t i = 0;
-  for (; i + 4 * w <= d; i += 4 * w) {
-    c10::ForcedUnroll<4>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { acc[k] = acc[k] + term(i + k * w, w); });
+  for (; i + 2 * b <= d; i += 2 * b) {
+    const Block<M> first = term(i, b), second = term(i + b, b);
+    acc[0] = acc[0] + first[0], acc[1] = acc[1] + first[1];
+    acc[2] = acc[2] + second[0], acc[3] = acc[3] + second[1];
   }
-  for_each_vector<M>(d - i, [&](int64_t j, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE { acc[0] = acc[0] + term(i + j, n); });
+  for_each_block<M>(d - i, [&](int64_t j, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+    const Block<M> t = term(i + j, n);
+    acc[0] = acc[0] + t[0], acc[1] = acc[1] + t[1];
+  });
   const Vec<M> total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
   return at::vec::vec_reduce_all<M>([](const Vec<M>& a, const Vec<M>& b) { return a + b; }, total);
 }
 
+// The row after row r of a thread's rows [.., end) at offset r * d of p, for prefetching; the
+// current row at the last one (prefetching it again costs nothing, it is in cache).
+template <class T>
+const T* next_row(const T* p, int64_t r, int64_t end, int64_t d) {
+  return p + (r + 1 < end ? r + 1 : r) * d;
+}
+
 // The end of a row of rms_norm, given the row's sum of squares: y = x * rstd * gamma with
-// rstd = 1 / sqrt(mean(x^2) + epsilon).
+// rstd = 1 / sqrt(mean(x^2) + epsilon). prefetch(i) asks for block i of the next row's inputs,
+// which this pass, reading x from cache, leaves memory free to bring in.
 template <class T, class G, class M = Math<T>>
-void normalize_row(const T* x, const G* gamma, int64_t d, M sum, M epsilon, T* y, M* rstd) {
+void normalize_row(const T* x, const G* gamma, int64_t d, M sum, M epsilon, T* y, M* rstd, const auto& prefetch) {
   const M r = M(1) / std::sqrt(sum / static_cast<M>(d) + epsilon);
   *rstd = r;
   const Vec<M> rv(r);
-  for_each_vector<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
-    store<T>(y + i, load<M>(x + i, n) * rv * load<M>(gamma + i, n), n);
+  for_each_block<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+    prefetch(i);
+    const Block<M> xb = load_block<T, M>(x + i, n), gb = load_block<T, M>(gamma + i, n);
+    store_block<T>(y + i, each([&](const Vec<M>& xv, const Vec<M>& gv) C10_ALWAYS_INLINE_ATTRIBUTE { return xv * rv * gv; }, xb, gb), n);
   });
 }
 
-// One row of rms_norm.
+// One row of rms_norm; next and next_y are the rows of x and y to prefetch.
 template <class T, class G, class M = Math<T>>
-void rms_norm_row(const T* x, const G* gamma, int64_t d, M epsilon, T* y, M* rstd) {
+void rms_norm_row(const T* x, const G* gamma, int64_t d, M epsilon, T* y, M* rstd, const T* next, const T* next_y) {
   const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
-    const Vec<M> v = load<M>(x + i, n);
-    return v * v;
+    return each([](const Vec<M>& v) C10_ALWAYS_INLINE_ATTRIBUTE { return v * v; }, load_block<T, M>(x + i, n));
   });
-  normalize_row(x, gamma, d, sum, epsilon, y, rstd);
+  normalize_row(x, gamma, d, sum, epsilon, y, rstd, [&](int64_t i) C10_ALWAYS_INLINE_ATTRIBUTE {
+    prefetch_block<M>(next + i);
+    prefetch_block<M, true>(next_y + i);
+  });
 }
 
 // One row of add_rms_norm: x = x1 + x2 rounded to T, then rms_norm of that x. The sum of squares
-// is taken as each vector of x is stored (read back rounded, from the store just made), in
+// is taken as each block of x is stored (read back rounded, from the store just made), in
 // rms_norm_row's order: one pass less than add then rms_norm, and the same bits.
 template <class T, class G, class M = Math<T>>
-void add_rms_norm_row(const T* x1, const T* x2, const G* gamma, int64_t d, M epsilon, T* x, T* y, M* rstd) {
+void add_rms_norm_row(const T* x1, const T* x2, const G* gamma, int64_t d, M epsilon, T* x, T* y, M* rstd,
+                      const T* next1, const T* next2, const T* next_y) {
   const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
-    store<T>(x + i, load<M>(x1 + i, n) + load<M>(x2 + i, n), n);
-    const Vec<M> v = load<M>(x + i, n);
-    return v * v;
+    const auto plus = [](const Vec<M>& a, const Vec<M>& b) C10_ALWAYS_INLINE_ATTRIBUTE { return a + b; };
+    store_block<T>(x + i, each(plus, load_block<T, M>(x1 + i, n), load_block<T, M>(x2 + i, n)), n);
+    return each([](const Vec<M>& v) C10_ALWAYS_INLINE_ATTRIBUTE { return v * v; }, load_block<T, M>(x + i, n));
   });
-  normalize_row(x, gamma, d, sum, epsilon, y, rstd);
+  normalize_row(x, gamma, d, sum, epsilon, y, rstd, [&](int64_t i) C10_ALWAYS_INLINE_ATTRIBUTE {
+    prefetch_block<M>(next1 + i);
+    prefetch_block<M>(next2 + i);
+    prefetch_block<M, true>(next_y + i);
+  });
 }
 
 std::vector<int64_t> statistic_shape(const at::Tensor& x) {
@@ -86,7 +108,10 @@ std::tuple<at::Tensor, at::Tensor> rms_norm(const at::Tensor& x_in, const at::Te
       T* yp = y.mutable_data_ptr<T>();
       M* rp = rstd.mutable_data_ptr<M>();
       at::parallel_for(0, rows, grain_in_rows(d), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r) rms_norm_row(xp + r * d, gp, d, static_cast<M>(epsilon), yp + r * d, rp + r);
+        for (int64_t r = begin; r < end; ++r) {
+          rms_norm_row(xp + r * d, gp, d, static_cast<M>(epsilon), yp + r * d, rp + r, next_row(xp, r, end, d),
+                       next_row<T>(yp, r, end, d));
+        }
       });
     });
     return std::make_tuple(y, rstd);
@@ -111,7 +136,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x1
       at::parallel_for(0, rows, grain_in_rows(d), [&](int64_t begin, int64_t end) {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t o = r * d;
-          add_rms_norm_row(ap + o, bp + o, gp, d, static_cast<M>(epsilon), xp + o, yp + o, rp + r);
+          add_rms_norm_row(ap + o, bp + o, gp, d, static_cast<M>(epsilon), xp + o, yp + o, rp + r, next_row(ap, r, end, d),
+                           next_row(bp, r, end, d), next_row<T>(yp, r, end, d));
         }
       });
     });
@@ -119,8 +145,22 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x1
   });
 }
 
+// A [.., width] tensor of float sums laid out in T's block order (vec_io.h), padded to whole
+// blocks, as d values in element order.
+template <class T>
+at::Tensor in_element_order(const at::Tensor& blocks, int64_t d) {
+  using M = Math<T>;
+  if constexpr (kEvenOddBlocks<T>) {
+    return blocks.view({-1, 2, kWidth<M>}).transpose(1, 2).reshape(-1).narrow(0, 0, d);
+  } else {
+    return blocks.narrow(0, 0, d);
+  }
+}
+
 // dx = rstd * (dxhat - xhat * mean(dxhat * xhat)) with xhat = x * rstd, dxhat = dy * gamma;
-// dgamma = sum over rows of dy * xhat, summed per thread then across threads.
+// dgamma = sum over rows of dy * xhat, summed per thread (in block order) then across threads.
+// Each row is read once from memory: its sum, then dx and dgamma from cache while the next row's
+// dy and x are prefetched.
 std::tuple<at::Tensor, at::Tensor> rms_norm_backward(const at::Tensor& dy_in, const at::Tensor& x_in,
                                                      const at::Tensor& rstd_in, const at::Tensor& gamma_in) {
   const at::Tensor dy = dy_in.contiguous(), x = x_in.contiguous(), gamma = gamma_in.contiguous();
@@ -129,8 +169,9 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_backward(const at::Tensor& dy_in, co
   return with_dtype(x.scalar_type(), [&](auto t) {
     using T = decltype(t);
     using M = Math<T>;
+    const int64_t padded = (d + kBlock<M> - 1) / kBlock<M> * kBlock<M>;
     const at::Tensor rstd = rstd_in.to(scalar_type_of<M>()).contiguous();
-    at::Tensor partial = at::zeros({at::get_num_threads(), d}, x.options().dtype(scalar_type_of<M>()));
+    at::Tensor partial = at::zeros({at::get_num_threads(), padded}, x.options().dtype(scalar_type_of<M>()));
     with_same_or_math<T>(gamma.scalar_type(), [&](auto g) {
       using G = decltype(g);
       const T *dyp = dy.const_data_ptr<T>(), *xp = x.const_data_ptr<T>();
@@ -139,24 +180,37 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_backward(const at::Tensor& dy_in, co
       T* dxp = dx.mutable_data_ptr<T>();
       M* partial_p = partial.mutable_data_ptr<M>();
       at::parallel_for(0, rows, grain_in_rows(d), [&](int64_t begin, int64_t end) {
-        M* dgamma = partial_p + at::get_thread_num() * d;
+        M* dgamma = partial_p + at::get_thread_num() * padded;
         for (int64_t r = begin; r < end; ++r) {
           const T *dyr = dyp + r * d, *xr = xp + r * d;
+          const T *dy_next = next_row(dyp, r, end, d), *x_next = next_row(xp, r, end, d), *dx_next = next_row<T>(dxp, r, end, d);
           const Vec<M> rv(rp[r]);
+          const auto xhat_of = [&](const Vec<M>& xv) C10_ALWAYS_INLINE_ATTRIBUTE { return xv * rv; };
           const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
-            return load<M>(dyr + i, n) * load<M>(gp + i, n) * (load<M>(xr + i, n) * rv);
+            return each([&](const Vec<M>& dyv, const Vec<M>& gv, const Vec<M>& xv)
+                            C10_ALWAYS_INLINE_ATTRIBUTE { return dyv * gv * xhat_of(xv); },
+                        load_block<T, M>(dyr + i, n), load_block<T, M>(gp + i, n), load_block<T, M>(xr + i, n));
           });
           const Vec<M> mean(sum / static_cast<M>(d));
-          for_each_vector<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
-            const Vec<M> dyv = load<M>(dyr + i, n), xhat = load<M>(xr + i, n) * rv;
-            const Vec<M> dxhat = dyv * load<M>(gp + i, n);
-            store<T>(dxp + r * d + i, rv * (dxhat - xhat * mean), n);
-            store<M>(dgamma + i, load<M>(dgamma + i, n) + dyv * xhat, n);
+          for_each_block<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+            prefetch_block<M>(dy_next + i);
+            prefetch_block<M>(x_next + i);
+            prefetch_block<M, true>(dx_next + i);
+            const Block<M> dyb = load_block<T, M>(dyr + i, n), xhat = each(xhat_of, load_block<T, M>(xr + i, n));
+            const Block<M> gb = load_block<T, M>(gp + i, n);
+            store_block<T>(dxp + r * d + i, each([&](const Vec<M>& dyv, const Vec<M>& gv, const Vec<M>& xh)
+                                                     C10_ALWAYS_INLINE_ATTRIBUTE { return rv * (dyv * gv - xh * mean); },
+                                                 dyb, gb, xhat), n);
+            // Lanes past n are 0 (the padded loads), so whole blocks are summed.
+            c10::ForcedUnroll<2>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE {
+              M* sums = dgamma + i + k * kWidth<M>;
+              (Vec<M>::loadu(sums) + dyb[k] * xhat[k]).store(sums);
+            });
           });
         }
       });
     });
-    return std::make_tuple(dx, partial.sum(0).to(gamma.scalar_type()));
+    return std::make_tuple(dx, in_element_order<T>(partial.sum(0), d).to(gamma.scalar_type()));
   });
 }
 

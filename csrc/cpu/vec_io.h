@@ -19,6 +19,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
 #include <type_traits>
 
 #include "kernels.h"
@@ -78,6 +79,131 @@ C10_ALWAYS_INLINE void store(T* p, const Vec<M>& v, int64_t n = kWidth<M>) {
   alignas(64) M buffer[kWidth<M>];
   v.store(buffer);
   for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(buffer[i]);
+}
+
+// Blocks: two vectors of M, the unit of the kernels that read and write T in their own lane order
+// (norm.cpp, rope.cpp). A block holds kBlock<M> consecutive elements; which element sits in which
+// lane is the block order of T, the same for every block load and store of T, so elementwise math on
+// blocks is unchanged and only a sum over lanes (row_sum) sees the order.
+//
+// bfloat16 on AVX512 is kept in even/odd order: the first vector holds elements 0, 2, ..., 30, the
+// second 1, 3, ..., 31. Its loads are then a shift and a mask, and its stores round two vectors
+// with 16-bit lane ops and no shuffle (at::vec's natural order costs a port-5 shuffle per vector
+// each way, and its rounding store 9 instructions per vector: most of a norm row's time). Every
+// other storage type and variant keeps natural order and at::vec's conversions.
+template <class M>
+using Block = std::array<Vec<M>, 2>;
+
+template <class M>
+constexpr int64_t kBlock = 2 * kWidth<M>;
+
+template <class T>
+constexpr bool kEvenOddBlocks =
+#if defined(CPU_CAPABILITY_AVX512)
+    std::is_same_v<T, at::BFloat16>;
+#else
+    false;
+#endif
+
+#if defined(CPU_CAPABILITY_AVX512)
+// 32 bfloat16 to floats in even/odd order: a bfloat16 is the high half of its float.
+C10_ALWAYS_INLINE Block<float> load_even_odd(const at::BFloat16* p) {
+  const __m512i v = _mm512_loadu_si512(p);
+  return {Vec<float>(_mm512_castsi512_ps(_mm512_slli_epi32(v, 16))),
+          Vec<float>(_mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(int32_t(0xffff0000)))))};
+}
+
+// 32 floats, natural order, to even/odd order (a float input such as gamma beside bfloat16 x).
+C10_ALWAYS_INLINE Block<float> load_even_odd(const float* p) {
+  const __m512 a = _mm512_loadu_ps(p), b = _mm512_loadu_ps(p + 16);
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  return {Vec<float>(_mm512_permutex2var_ps(a, even, b)), Vec<float>(_mm512_permutex2var_ps(a, odd, b))};
+}
+
+// A block in even/odd order rounded to 32 bfloat16 as at::vec's cvtfp32_bf16 rounds (nearest even,
+// NaN to 0xffff), bit for bit. The high and low halves of the 32 floats are gathered into two
+// vectors of 16-bit lanes, then the high half is rounded up where low + (high & 1) > 0x8000.
+C10_ALWAYS_INLINE void store_even_odd(at::BFloat16* p, const Block<float>& b) {
+  const __m512i even = _mm512_castps_si512(b[0]), odd = _mm512_castps_si512(b[1]);
+  const __m512i high_words = _mm512_set1_epi32(int32_t(0xffff0000));
+  if (C10_UNLIKELY(_mm512_cmp_ps_mask(b[0], b[1], _CMP_UNORD_Q) != 0)) {
+    // A NaN in the block: at::vec's per-vector rounding, whose results sit in the high halves.
+    const auto rounded = [&](const __m512& v) {
+      const __m512i i = _mm512_castps_si512(v);
+      const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(i, 16), _mm512_set1_epi32(1));
+      const __m512i r = _mm512_add_epi32(_mm512_add_epi32(i, _mm512_set1_epi32(0x7fff)), lsb);
+      return _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), _mm512_set1_epi32(-1));
+    };
+    // 0xCA = a ? b : c bitwise: the high word from the odd element, the low from the even.
+    _mm512_storeu_si512(p, _mm512_ternarylogic_epi32(high_words, rounded(b[1]), _mm512_srli_epi32(rounded(b[0]), 16), 0xCA));
+    return;
+  }
+  const __m512i high = _mm512_ternarylogic_epi32(high_words, odd, _mm512_srli_epi32(even, 16), 0xCA);
+  const __m512i low = _mm512_ternarylogic_epi32(high_words, _mm512_slli_epi32(odd, 16), even, 0xCA);
+  const __m512i one = _mm512_set1_epi16(1);
+  const __mmask32 up = _mm512_cmpgt_epu16_mask(_mm512_adds_epu16(low, _mm512_and_si512(high, one)), _mm512_set1_epi16(int16_t(0x8000)));
+  _mm512_storeu_si512(p, _mm512_mask_add_epi16(high, up, high, one));
+}
+#endif
+
+// n (<= kBlock) elements of p, of storage type S, as a block in T's order; the rest of the lanes 0.
+template <class T, class M, class S>
+C10_ALWAYS_INLINE Block<M> load_block(const S* p, int64_t n = kBlock<M>) {
+  if constexpr (kEvenOddBlocks<T>) {
+    static_assert(std::is_same_v<M, float> && (std::is_same_v<S, T> || std::is_same_v<S, float>));
+    if (n == kBlock<M>) return load_even_odd(p);
+    alignas(64) S buffer[kBlock<M>] = {};
+    std::copy(p, p + n, buffer);
+    return load_even_odd(buffer);
+  } else {
+    return {load<M>(p, std::min(n, kWidth<M>)), load<M>(p + kWidth<M>, std::max<int64_t>(0, n - kWidth<M>))};
+  }
+}
+
+// The first n lanes of block b, in T's order, rounded once to T.
+template <class T, class M>
+C10_ALWAYS_INLINE void store_block(T* p, const Block<M>& b, int64_t n = kBlock<M>) {
+  if constexpr (kEvenOddBlocks<T>) {
+    if (n == kBlock<M>) return store_even_odd(p, b);
+    alignas(64) T buffer[kBlock<M>];
+    store_even_odd(buffer, b);
+    std::copy(buffer, buffer + n, p);
+  } else {
+    store<T>(p, b[0], std::min(n, kWidth<M>));
+    if (n > kWidth<M>) store<T>(p + kWidth<M>, b[1], n - kWidth<M>);
+  }
+}
+
+// f applied lane-vector by lane-vector to blocks: f(a[k], b[k], ...) for k = 0, 1.
+template <class F, class... B>
+C10_ALWAYS_INLINE auto each(const F& f, const B&... blocks) {
+  using M = typename std::decay_t<decltype(f(blocks[0]...))>::value_type;
+  return Block<M>{f(blocks[0]...), f(blocks[1]...)};
+}
+
+// Calls body(start, count) for the blocks of [0, n): full ones, then a partial one (forced-inline
+// bodies, as for_each_vector's).
+template <class M, class Body>
+C10_ALWAYS_INLINE void for_each_block(int64_t n, const Body& body) {
+  int64_t i = 0;
+  for (; i + kBlock<M> <= n; i += kBlock<M>) body(i, kBlock<M>);
+  if (i < n) body(i, n - i);
+}
+
+// Asks for the cache lines of kBlock<M> elements of p (of a row a kernel reads next, or with
+// kWrite, writes next) to be brought into L1 while the current row is computed from cache: a row's
+// second pass does no loads from memory, so without it the next row's loads only start when that
+// pass ends, and its stores wait for their lines then.
+template <bool kWrite = false>
+C10_ALWAYS_INLINE void prefetch_bytes(const void* p, int64_t bytes) {
+  constexpr int64_t kLine = 64;
+  for (int64_t b = 0; b < bytes; b += kLine) __builtin_prefetch(static_cast<const char*>(p) + b, kWrite, 3);
+}
+
+template <class M, bool kWrite = false, class T>
+C10_ALWAYS_INLINE void prefetch_block(const T* p) {
+  prefetch_bytes<kWrite>(p, kBlock<M> * static_cast<int64_t>(sizeof(T)));
 }
 
 // Calls body(start, count) for the vectors of [0, n): full ones, then a partial one. Mark bodies
