@@ -194,15 +194,18 @@ def _timed_backward(fn, inputs, grads, differentiable, calls):
 
 def measure(candidates: dict, run, rounds: int, target_s: float) -> tuple[dict, dict]:
     """Median per-call seconds and median per-call minor faults of each candidate over interleaved
-    rounds; each round times enough calls to last about target_s."""
+    rounds (the order rotated each round); each round times enough calls to last about target_s."""
     calls = {}
     for name, fn in candidates.items():
         run(fn, 1)  # warm-up (and, for inductor, compile)
         calls[name] = max(1, min(1000, int(target_s / max(run(fn, 1)[0], 1e-7))))
     samples = {name: [] for name in candidates}
-    for _ in range(rounds):
-        for name, fn in candidates.items():
-            samples[name].append(run(fn, calls[name]))
+    names = list(candidates)
+    for r in range(rounds):
+        # Each round starts with a different candidate, so none always inherits the cache state
+        # one particular other candidate leaves behind.
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            samples[name].append(run(candidates[name], calls[name]))
     seconds = {name: statistics.median(t for t, _ in s) for name, s in samples.items()}
     faults = {name: statistics.median(f for _, f in s) for name, s in samples.items()}
     return seconds, faults

@@ -146,7 +146,7 @@ private:
             }
             if (vecRows_) {
                 RowScalarsIn(r, n);
-                MulRowsByBlock(X, X, RowVec(kRstdBlocks), n, span, stride);
+                MulRows(X, X, RowVec(kRstdBlocks), RowFactor::kRowBlock, n, span, stride);
             } else {
                 PipeBarrier<PIPE_V>();
                 for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i), span);
@@ -157,7 +157,7 @@ private:
                 PipeBarrier<PIPE_V>();
             }
             if (vecRows_) {
-                MulRowsByRow(A, A, g, n, span, stride);
+                MulRows(A, A, g, RowFactor::kSharedRow, n, span, stride);
             } else {
                 for (uint32_t i = 0; i < n; ++i) Mul(A[i * stride], A[i * stride], g, span);
             }
@@ -172,8 +172,8 @@ private:
             RowSums(!mover_.aligned, sums, D, stride, n, span, scratch, t_.reduceTmpBytes / sizeof(float));
             if (vecRows_) {
                 RowScalarsOut(n);
-                MulRowsByBlock(A, A, RowVec(kRstdBlocks), n, span, stride);
-                MulRowsByBlock(X, X, RowVec(kMeanBlocks), n, span, stride);
+                MulRows(A, A, RowVec(kRstdBlocks), RowFactor::kRowBlock, n, span, stride);
+                MulRows(X, X, RowVec(kMeanBlocks), RowFactor::kRowBlock, n, span, stride);
             } else {
                 int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
                 SetFlag<HardEvent::V_S>(eventVS);

@@ -225,10 +225,6 @@ private:
         RowsOut(yQue_, y, yGm_, yOut_, done, n);
     }
 
-    // Rows per call of ScaleRows' level-0 Muls: at most 255 repeats, a multiple of 8 (a whole
-    // number of Brcb blocks of 8 rows).
-    static constexpr uint32_t kCallRows = 248;
-
     // Part i of rstdV_, `count` floats (default: the part whole). A2: 0 the step's compacted sums,
     // 1 ones, 2 Brcb's output (a block per row). 310P (rstd computed a block per row): 0 Gather
     // offsets 32 i for element 8 i + k (row i's sum in red_), 1 ones, 2 rstd a block per row, 3
@@ -302,27 +298,12 @@ private:
 #endif
     }
 
-    // out = xf * rstd * gamma for n rows `stride` floats apart: per 64-column slice, one strided
-    // Mul over all rows (rstd: row i's Brcb block, block stride 0; gamma: repeat stride 0).
+    // out = xf * rstd * gamma for n rows `stride` floats apart (rstd: row i's Brcb block).
     __aicore__ inline void ScaleRows(const LocalTensor<float>& out, const LocalTensor<float>& xf, const LocalTensor<float>& g, uint32_t n,
                                      uint32_t span, uint32_t stride) {
-        LocalTensor<float> bc = RstdVec(2);
-        uint8_t rep = uint8_t(stride / 8);
-        for (uint32_t pass = 0; pass < 2; ++pass) {
-            for (uint32_t r0 = 0; r0 < n; r0 += kCallRows) {
-                uint8_t rows = uint8_t(n - r0 < kCallRows ? n - r0 : kCallRows);
-                for (uint32_t c = 0; c < span; c += kRepeatFloats) {
-                    uint64_t mask = span - c < kRepeatFloats ? span - c : kRepeatFloats;
-                    LocalTensor<float> o = out[r0 * stride + c];
-                    if (pass == 0) {
-                        Mul(o, xf[r0 * stride + c], bc[r0 * 8], mask, rows, BinaryRepeatParams(1, 1, 0, rep, rep, 1));
-                    } else {
-                        Mul(o, o, g[c], mask, rows, BinaryRepeatParams(1, 1, 1, rep, rep, 0));
-                    }
-                }
-            }
-            if (pass == 0) PipeBarrier<PIPE_V>();
-        }
+        MulRows(out, xf, RstdVec(2), RowFactor::kRowBlock, n, span, stride);
+        PipeBarrier<PIPE_V>();
+        MulRows(out, out, g, RowFactor::kSharedRow, n, span, stride);
     }
 
     // One row per step, its tiles resident, its float work in column chunks of colsPerChunk: pass 1

@@ -90,31 +90,28 @@ __aicore__ inline void RowSums(bool wholeReduce, const LocalTensor<float>& sums,
     for (uint32_t i = 0; i < n; ++i) ReduceSum(sums[i * kSumStride], rows[i * stride], scratch[i * reduceTmpFloats], int32_t(d));
 }
 
-// Per-row factors on the vector unit: n rows of span floats, `stride` floats apart
-// (stride / 8 <= kMaxRepStrideBlocks), one strided Mul per 64-column slice and per kMaxRepeat
-// rows, a repeat per row (BinaryRepeatParams: block and repeat strides in 32 B blocks).
-// out row i = src row i * blocks' block i (a Brcb block per row: block stride 0, repeat stride 1).
-__aicore__ inline void MulRowsByBlock(const LocalTensor<float>& out, const LocalTensor<float>& src, const LocalTensor<float>& blocks, uint32_t n,
-                                      uint32_t span, uint32_t stride) {
-    uint8_t rep = uint8_t(stride / 8);
-    for (uint32_t r0 = 0; r0 < n; r0 += kMaxRepeat) {
-        uint8_t rows = uint8_t(n - r0 < kMaxRepeat ? n - r0 : kMaxRepeat);
-        for (uint32_t c = 0; c < span; c += kRepeatFloats) {
-            uint64_t mask = span - c < kRepeatFloats ? span - c : kRepeatFloats;
-            Mul(out[r0 * stride + c], src[r0 * stride + c], blocks[r0 * 8], mask, rows, BinaryRepeatParams(1, 1, 0, rep, rep, 1));
-        }
-    }
-}
+// Rows per call of MulRows' level-0 Muls: at most 255 repeats, a multiple of 8 (a whole number of
+// Brcb blocks of 8 rows).
+constexpr uint32_t kMulCallRows = 248;
 
-// out row i = src row i * row (the same span floats for every row: repeat stride 0).
-__aicore__ inline void MulRowsByRow(const LocalTensor<float>& out, const LocalTensor<float>& src, const LocalTensor<float>& row, uint32_t n,
-                                    uint32_t span, uint32_t stride) {
+// Where MulRows takes each row's factor: kRowBlock, row i's own 32 B block of `factors` (a Brcb
+// block per row: block stride 0, repeat stride 1); kSharedRow, the same span floats of `factors`
+// for every row (block stride 1, repeat stride 0).
+enum class RowFactor { kRowBlock, kSharedRow };
+
+// Per-row factors on the vector unit: out row i = src row i * its factor, n rows of span floats
+// `stride` floats apart (stride / 8 <= kMaxRepStrideBlocks): per 64-column slice, one level-0 Mul
+// per kMulCallRows rows, a repeat per row (BinaryRepeatParams strides count 32 B blocks).
+__aicore__ inline void MulRows(const LocalTensor<float>& out, const LocalTensor<float>& src, const LocalTensor<float>& factors, RowFactor kind,
+                               uint32_t n, uint32_t span, uint32_t stride) {
     uint8_t rep = uint8_t(stride / 8);
-    for (uint32_t r0 = 0; r0 < n; r0 += kMaxRepeat) {
-        uint8_t rows = uint8_t(n - r0 < kMaxRepeat ? n - r0 : kMaxRepeat);
+    bool rowBlock = kind == RowFactor::kRowBlock;
+    BinaryRepeatParams params(1, 1, rowBlock ? 0 : 1, rep, rep, rowBlock ? 1 : 0);
+    for (uint32_t r0 = 0; r0 < n; r0 += kMulCallRows) {
+        uint8_t rows = uint8_t(n - r0 < kMulCallRows ? n - r0 : kMulCallRows);
         for (uint32_t c = 0; c < span; c += kRepeatFloats) {
             uint64_t mask = span - c < kRepeatFloats ? span - c : kRepeatFloats;
-            Mul(out[r0 * stride + c], src[r0 * stride + c], row[c], mask, rows, BinaryRepeatParams(1, 1, 1, rep, rep, 0));
+            Mul(out[r0 * stride + c], src[r0 * stride + c], rowBlock ? factors[r0 * 8] : factors[c], mask, rows, params);
         }
     }
 }
