@@ -28,8 +28,11 @@ header line) the process tells glibc, before any timing, never to mmap (M_MMAP_M
 to give the heap back (M_TRIM_THRESHOLD=-1): a freed block is reused by the next call of whichever
 contender runs. It is process-wide, so every contender runs under it alike, and it is what a
 long-running process sees under an allocator that keeps freed memory (jemalloc or tcmalloc, often
-preloaded for PyTorch on CPU). --malloc system keeps glibc's defaults. Either way the columns flt_af, flt_ind and flt_cl print the minor page faults per
-call (median over rounds, counted over the timed span alone) of airfuse, inductor and the clone.
+preloaded for PyTorch on CPU). --malloc system keeps glibc's defaults. Either way the columns
+flt_af, flt_ind and flt_cl print the minor page faults per call (median over rounds, counted over
+the timed span alone) of airfuse, inductor and the clone. Reuse is glibc's choice, not a promise:
+with the largest blocks it still grows the heap on some calls (a 721 MB clone, swiglu bwd float32
+8192: 176,128 faults on 2 calls of 4, measured apart), and such a row's fault column shows it.
 
 --clock cpu times with the process's CPU clock instead of the wall clock: on a loaded, shared
 machine it leaves out the time the process waits for a core (it counts every thread's time, so it
