@@ -524,8 +524,6 @@ extern "C" __global__ __aicore__ void broken_unaligned_mins(GM_ADDR x, GM_ADDR w
     Mins(t[3], t[3], 0.0f, 16);
 }
 
-// The activation kernels' vector APIs on x[0:64): Exp, Abs, Max(x, -x), Min(x, -x), Maxs(x, 0.5), Mins(x, 0.5)
-// into x[64:128), ..., x[384:448).
 // MulAddDst (dst = src0 * src1 + dst): x holds src0, src1 and dst, 64 floats each; dst goes back to x's fourth 64.
 extern "C" __global__ __aicore__ void correct_mul_add_dst(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     constexpr int32_t n = 64;
@@ -546,6 +544,8 @@ extern "C" __global__ __aicore__ void correct_mul_add_dst(GM_ADDR x, GM_ADDR wor
     DataCopy(g[3 * n], t[2 * n], n);
 }
 
+// The activation kernels' vector APIs on x[0:64): Exp, Abs, Max(x, -x), Min(x, -x), Maxs(x, 0.5), Mins(x, 0.5)
+// into x[64:128), ..., x[384:448).
 extern "C" __global__ __aicore__ void correct_vector_math(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     constexpr int32_t n = 64;
     TPipe pipe;
