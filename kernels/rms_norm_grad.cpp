@@ -737,9 +737,9 @@ private:
     AirfuseRmsNormGradTilingData t_;
     RowRange rows_;
     bool resident_ = true;
-    bool splitAcc_ = false;
+    bool splitAcc_ = false;     // split rows: dgamma terms summed in acc_ (op_host/tiling/rms_norm.h)
     bool rowResident_ = false;  // splitAcc rows whose x and dy tiles stay in UB whole: read once
-    bool vecRows_ = false;  // a resident step's per-row scalars on the vector unit (A2)  // split rows: dgamma terms summed in acc_ (op_host/tiling/rms_norm.h)
+    bool vecRows_ = false;      // a resident step's per-row scalars on the vector unit (A2)
     Mover mover_{};
     GmStream<T> dxOut_;
     TPipe pipe_;
