@@ -676,7 +676,7 @@ private:
     __aicore__ inline void DxAndDgamma(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<G>& gq, const LocalTensor<T>& dx,
                                        const LocalTensor<float>& acc, float rv, float rvMean, uint32_t n) {
         PipeBarrier<PIPE_V>();  // the previous chunk's last ops still read a_, c_ and gamma's float buffer
-        LocalTensor<float> a = a_.Get<float>(), terms = c_.Get<float>(), dyg = gammaF_.Get<float>(), dyf, xf, g;
+        LocalTensor<float> terms = c_.Get<float>(), dyg = gammaF_.Get<float>(), dyf, xf, g;
         CastChunk(x, dy, gq, n, xf, dyf, g);
         Mul(terms, dyf, xf, n);
         Mul(dyg, g, dyf, n);  // in place when g is gamma's cast
@@ -684,9 +684,14 @@ private:
         Axpy(acc, terms, rv, n);
         Axpy(dyg, xf, -rvMean, n);
         PipeBarrier<PIPE_V>();
-        LocalTensor<float> out = a;
+        ScaleIntoDx(dx, dyg, rv, n);
+    }
+
+    // dx = rv * src: straight into dx when T is float, else into a_ and then rounded to T.
+    __aicore__ inline void ScaleIntoDx(const LocalTensor<T>& dx, const LocalTensor<float>& src, float rv, uint32_t n) {
+        LocalTensor<float> a = a_.Get<float>(), out = a;
         if constexpr (kIsFloat<T>) out = dx;
-        Muls(out, dyg, rv, n);
+        Muls(out, src, rv, n);
         if constexpr (!kIsFloat<T>) {
             PipeBarrier<PIPE_V>();
             FromFloat(dx, a, n);
@@ -725,13 +730,7 @@ private:
         PipeBarrier<PIPE_V>();
         Sub(a, a, b, n);
         PipeBarrier<PIPE_V>();
-        LocalTensor<float> out = a;
-        if constexpr (kIsFloat<T>) out = dx;
-        Muls(out, a, rv, n);
-        if constexpr (!kIsFloat<T>) {
-            PipeBarrier<PIPE_V>();
-            FromFloat(dx, a, n);
-        }
+        ScaleIntoDx(dx, a, rv, n);
     }
 
     AirfuseRmsNormGradTilingData t_;

@@ -193,23 +193,32 @@ private:
         }
     }
 
-    // Issues gamma's load (into gammaF_ as float, else into its stage gammaRow_); its MTE2 -> V
-    // flag is waited for by GammaAsFloat, just before gamma is first needed.
-    __aicore__ inline TEventID LoadGamma(const LocalTensor<float>& g) {
-        if constexpr (kIsFloat<G>) {
-            mover_.In(g, gammaGm_, 0, t_.numCols);
-        } else {
-            mover_.In(gammaRow_.Get<G>(), gammaGm_, 0, t_.numCols);
-        }
+    // Issues gamma's load into dst, in its dtype; returns its MTE2 -> V flag, which WaitGamma waits
+    // for just before gamma is first needed.
+    __aicore__ inline TEventID LoadGammaInto(const LocalTensor<G>& dst) {
+        mover_.In(dst, gammaGm_, 0, t_.numCols);
         TEventID id = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
         SetFlag<HardEvent::MTE2_V>(id);
         return id;
     }
 
-    // Waits for gamma's load and casts it to float (half/bf16), the cast ordered by the caller's next barrier.
-    __aicore__ inline void GammaAsFloat(const LocalTensor<float>& g, TEventID id) {
+    __aicore__ inline void WaitGamma(TEventID id) {
         WaitFlag<HardEvent::MTE2_V>(id);
         GetTPipePtr()->ReleaseEventID<HardEvent::MTE2_V>(id);
+    }
+
+    // Resident rows: gamma into gammaF_ when float, else into its stage gammaRow_ (GammaAsFloat casts it).
+    __aicore__ inline TEventID LoadGamma(const LocalTensor<float>& g) {
+        if constexpr (kIsFloat<G>) {
+            return LoadGammaInto(g);
+        } else {
+            return LoadGammaInto(gammaRow_.Get<G>());
+        }
+    }
+
+    // Waits for gamma's load and casts it to float (half/bf16), the cast ordered by the caller's next barrier.
+    __aicore__ inline void GammaAsFloat(const LocalTensor<float>& g, TEventID id) {
+        WaitGamma(id);
         if constexpr (!kIsFloat<G>) Cast(g, gammaRow_.Get<G>(), RoundMode::CAST_NONE, mover_.Span(t_.numCols));
     }
 
@@ -330,9 +339,7 @@ private:
         LoadStep(0);
         // gamma after the first row (first needed by its pass 2), not before: the row's pass 1
         // starts a gamma's transfer earlier (1585 cycles at 16384 bf16 on 910B2).
-        mover_.In(gRow, gammaGm_, 0, d);
-        TEventID gammaIn = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
-        SetFlag<HardEvent::MTE2_V>(gammaIn);
+        TEventID gammaIn = LoadGammaInto(gRow);
         for (uint32_t row = 0; row < rows_.count; ++row) {
             bool more = row + 1 < rows_.count;
             LocalTensor<T> x = xQue_.DeQue<T>();
@@ -379,10 +386,7 @@ private:
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next row's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
             WaitFlag<HardEvent::S_V>(eventSV);
-            if (row == 0) {
-                WaitFlag<HardEvent::MTE2_V>(gammaIn);
-                GetTPipePtr()->ReleaseEventID<HardEvent::MTE2_V>(gammaIn);
-            }
+            if (row == 0) WaitGamma(gammaIn);
             LocalTensor<T> y = yQue_.AllocTensor<T>();
             for (uint32_t k = 0; k < chunks; ++k) {
                 uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c;
