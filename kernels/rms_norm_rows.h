@@ -120,7 +120,7 @@ private:
             LocalTensor<float> r;
             if (!mover_.aligned) r = rstdQue_.AllocTensor<float>();
             // A2's vector rstd: epsilon under the packed sums' Axpy (VectorRstd), in the Brcb part
-            // (the last step's ScaleRows read it before the barrier that ended that step).
+            // (the last step's ScaleRows read it before the barrier between its two MulRows).
             bool packed = vecRstd && !mover_.aligned;
             if (packed) Duplicate(RstdVec(2), t_.epsilon, int32_t(RoundUpTo(n, 8)));
             // The squares: in work_ over x as float (cast again to scale), or, half/bf16 with UB
