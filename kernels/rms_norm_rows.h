@@ -362,9 +362,8 @@ private:
         // parts, split at chunk `half`: pass 2's first chunks wait only for the first part, and
         // the second lands while they are scaled (whole, gamma landed ~660 cycles after pass 1
         // ended: benchmarks/kernel_time.py, 910B2 rms_norm 128 x 16384 bf16).
-        uint32_t half = chunks / 2, split = half * c;
-        TEventID gammaIn = LoadGammaInto(gRow, 0, half ? split : d), gammaRest = gammaIn;
-        if (half) gammaRest = LoadGammaInto(gRow, split, d - split);
+        uint32_t half = chunks / 2, split = half * c;  // chunks >= 2: c < d
+        TEventID gammaIn = LoadGammaInto(gRow, 0, split), gammaRest = LoadGammaInto(gRow, split, d - split);
         for (uint32_t row = 0; row < rows_.count; ++row) {
             bool more = row + 1 < rows_.count;
             LocalTensor<T> x = xQue_.DeQue<T>();
@@ -416,7 +415,7 @@ private:
             for (uint32_t k = 0; k < chunks; ++k) {
                 uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c;
                 if (row == 0 && k == 0) WaitGamma(gammaIn);
-                if (row == 0 && half && k == half) WaitGamma(gammaRest);
+                if (row == 0 && k == half) WaitGamma(gammaRest);
                 LocalTensor<float> out = w, g = gf, xf = w;
                 if constexpr (kIsFloat<G>) {
                     g = gRow[c0];
