@@ -47,7 +47,7 @@ public:
         } else {
             pipe_.InitBuffer(rstdQue_, t.bufferNum, t.rowsPerLoop * sizeof(float));
         }
-        pipe_.InitBuffer(work_, t.workCols * sizeof(float));
+        pipe_.InitBuffer(work_, (t.workPair ? 2 : 1) * t.workCols * sizeof(float));
         if (t.squaresBytes) pipe_.InitBuffer(squares_, t.squaresBytes);
         pipe_.InitBuffer(gammaF_, t.floatCols * sizeof(float));
         pipe_.InitBuffer(red_, t.redBytes);
@@ -107,17 +107,20 @@ private:
             if constexpr (kResidual) x2 = x2Que_.DeQue<T>();
             // Two buffers per queue: the next step's rows load while this one is computed.
             if (prefetch && more) LoadStep(done + t_.rowsPerLoop);
+            // Steps alternate between work_'s halves when it has two: a step's first vector op
+            // then writes the half the last step did not read, and no barrier ends a step.
+            LocalTensor<float> w = work_.GetWithOffset<float>(t_.workCols, t_.workPair && done / t_.rowsPerLoop % 2 ? t_.workCols * 4 : 0);
             if constexpr (kResidual) {
                 sum = xOutQue_.AllocTensor<T>();
-                for (uint32_t i = 0; i < n; i += together) AddRounded(sum[i * stride], x[i * stride], x2[i * stride], width);
+                for (uint32_t i = 0; i < n; i += together) AddRounded(sum[i * stride], x[i * stride], x2[i * stride], width, w);
+                RowsOutKeep(xOutQue_, sum, xOutGm_, xOut_, done, n);
             }
             const LocalTensor<T>& normed = kResidual ? sum : x;
             LocalTensor<T> y = yQue_.AllocTensor<T>();
             LocalTensor<float> r;
             if (!mover_.aligned) r = rstdQue_.AllocTensor<float>();
-            LocalTensor<float> w = work_.Get<float>();
             // A2's vector rstd: epsilon under the packed sums' Axpy (VectorRstd), in the Brcb part
-            // (the last step's ScaleRows read it before the barrier that ended that step).
+            // (the last step's ScaleRows read it before the barrier between its two MulRows).
             bool packed = vecRstd && !mover_.aligned;
             if (packed) Duplicate(RstdVec(2), t_.epsilon, int32_t(RoundUpTo(n, 8)));
             // The squares: in work_ over x as float (cast again to scale), or, half/bf16 with UB
@@ -125,6 +128,11 @@ private:
             // then staying in work_ for the scaling (one cast pass and barrier fewer).
             LocalTensor<float> sq = w;
             bool sqApart = false;
+            // The last step's y (half/bf16, A2) is cast from float and stored in two parts, its
+            // last castLater rows after the first part's store has started: that store is the
+            // launch's last transfer (benchmarks/kernel_time.py: 910B3 rms_norm 4096 x 128 bf16,
+            // two steps of 52 rows, 1.74 -> 1.71 us).
+            uint32_t castLater = !more && !kIsFloat<T> && !mover_.aligned && n > 1 ? n / 2 : 0;
             if constexpr (!kIsFloat<T>) {
                 sqApart = kResidual || t_.squaresBytes != 0;
                 if (sqApart) sq = kResidual ? work2_.Get<float>() : squares_.Get<float>();
@@ -153,10 +161,10 @@ private:
                 ScaleRows(out, xf, g, n, span, stride);
                 if constexpr (!kIsFloat<T>) {
                     PipeBarrier<PIPE_V>();
-                    FromFloat(y, out, width);
+                    FromFloat(y, out, width - castLater * stride);
                 }
-                PipeBarrier<PIPE_V>();  // the next step's first vector op overwrites work_
-                StepOut(x, x2, sum, y, r, done, n, more && !prefetch, false);
+                if (!t_.workPair) PipeBarrier<PIPE_V>();  // the next step's first vector op overwrites work_
+                StepOut(x, x2, sum, y, r, done, n, more && !prefetch, false, out, castLater);
                 continue;
             }
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
@@ -180,23 +188,23 @@ private:
                 for (uint32_t j = 0; j < together; ++j) Mul(out[j * stride], out[j * stride], g, span);
                 if constexpr (!kIsFloat<T>) {
                     PipeBarrier<PIPE_V>();
-                    FromFloat(y[i * stride], out, width);
+                    FromFloat(y[i * stride], out, width - castLater * stride);
                 }
             }
-            // The next step's first vector op overwrites work_; its queue flags cover this step's
-            // vector work only with one buffer per queue.
-            PipeBarrier<PIPE_V>();
+            // The next step's first vector op overwrites work_ (one half); its queue flags cover this
+            // step's vector work only with one buffer per queue.
+            if (!t_.workPair) PipeBarrier<PIPE_V>();
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
             WaitFlag<HardEvent::S_V>(eventSV);
-            StepOut(x, x2, sum, y, r, done, n, more && !prefetch, true);
+            StepOut(x, x2, sum, y, r, done, n, more && !prefetch, true, w, castLater);
         }
     }
 
     // Issues gamma's load into dst, in its dtype; returns its MTE2 -> V flag, which WaitGamma waits
     // for just before gamma is first needed.
-    __aicore__ inline TEventID LoadGammaInto(const LocalTensor<G>& dst) {
-        mover_.In(dst, gammaGm_, 0, t_.numCols);
+    __aicore__ inline TEventID LoadGammaInto(const LocalTensor<G>& dst, uint32_t first = 0, uint32_t count = 0) {
+        mover_.In(dst[first], gammaGm_, first, count ? count : t_.numCols);
         TEventID id = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
         SetFlag<HardEvent::MTE2_V>(id);
         return id;
@@ -223,15 +231,27 @@ private:
     }
 
     // A step's end: frees its inputs, loads the next step (`loadNext`: one buffer per queue) and
-    // stores x (kResidual), rstd (A2; `scalarRstd`: written by the scalar unit) and y.
+    // stores x (kResidual), rstd (A2; `scalarRstd`: written by the scalar unit) and y; y's last
+    // `castLater` rows (A2) are cast from `out` here, after its first rows' store is issued.
     __aicore__ inline void StepOut(LocalTensor<T>& x, LocalTensor<T>& x2, LocalTensor<T>& sum, LocalTensor<T>& y, LocalTensor<float>& r,
-                                   uint32_t done, uint32_t n, bool loadNext, bool scalarRstd) {
+                                   uint32_t done, uint32_t n, bool loadNext, bool scalarRstd, const LocalTensor<float>& out,
+                                   uint32_t castLater) {
         xQue_.FreeTensor(x);
         if constexpr (kResidual) x2Que_.FreeTensor(x2);
         if (loadNext) LoadStep(done + t_.rowsPerLoop);
-        if constexpr (kResidual) RowsOut(xOutQue_, sum, xOutGm_, xOut_, done, n);
+        if constexpr (kResidual) xOutQue_.FreeTensor(sum);
         if (!mover_.aligned) CopyOutRstd(r, done, n, scalarRstd);
-        RowsOut(yQue_, y, yGm_, yOut_, done, n);
+        if (castLater == 0) return RowsOut(yQue_, y, yGm_, yOut_, done, n);
+        uint32_t d = t_.numCols, stride = t_.rowStride, first = n - castLater;
+        yQue_.EnQue(y);
+        y = yQue_.DeQue<T>();
+        mover_.RowsOut(yGm_, y, uint64_t(done) * d, first, d, stride);
+        FromFloat(y[first * stride], out[first * stride], (castLater - 1) * stride + mover_.Span(d));
+        int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+        WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+        mover_.RowsOut(yGm_, y[first * stride], uint64_t(done + first) * d, castLater, d, stride);
+        yQue_.FreeTensor(y);
     }
 
     // Part i of rstdV_, `count` floats (default: the part whole). A2: 0 the step's compacted sums,
@@ -338,8 +358,12 @@ private:
 #endif
         LoadStep(0);
         // gamma after the first row (first needed by its pass 2), not before: the row's pass 1
-        // starts a gamma's transfer earlier (1585 cycles at 16384 bf16 on 910B2).
-        TEventID gammaIn = LoadGammaInto(gRow);
+        // starts a gamma's transfer earlier (1585 cycles at 16384 bf16 on 910B2). It loads in two
+        // parts, split at chunk `half`: pass 2's first chunks wait only for the first part, and
+        // the second lands while they are scaled (whole, gamma landed ~660 cycles after pass 1
+        // ended: benchmarks/kernel_time.py, 910B2 rms_norm 128 x 16384 bf16).
+        uint32_t half = chunks / 2, split = half * c;  // chunks >= 2: c < d
+        TEventID gammaIn = LoadGammaInto(gRow, 0, split), gammaRest = LoadGammaInto(gRow, split, d - split);
         for (uint32_t row = 0; row < rows_.count; ++row) {
             bool more = row + 1 < rows_.count;
             LocalTensor<T> x = xQue_.DeQue<T>();
@@ -352,7 +376,7 @@ private:
             const LocalTensor<T>& normed = kResidual ? sum : x;
             for (uint32_t k = 0; k < chunks; ++k) {
                 uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c;
-                if constexpr (kResidual) AddRounded(sum[c0], x[c0], x2[c0], n);
+                if constexpr (kResidual) AddRounded(sum[c0], x[c0], x2[c0], n, w);
                 LocalTensor<float> xf = AsFloat(normed[c0], w, n);
 #if AIRFUSE_HAS_DATA_COPY_PAD
                 if (accumulate) {
@@ -376,6 +400,7 @@ private:
                 xQue_.FreeTensor(x);
                 x2Que_.FreeTensor(x2);
                 if (!prefetch && more) LoadStep(row + 1);
+                RowsOutKeep(xOutQue_, sum, xOutGm_, xOut_, row, 1);
             }
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
             SetFlag<HardEvent::V_S>(eventVS);
@@ -386,10 +411,11 @@ private:
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next row's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
             WaitFlag<HardEvent::S_V>(eventSV);
-            if (row == 0) WaitGamma(gammaIn);
             LocalTensor<T> y = yQue_.AllocTensor<T>();
             for (uint32_t k = 0; k < chunks; ++k) {
                 uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c;
+                if (row == 0 && k == 0) WaitGamma(gammaIn);
+                if (row == 0 && k == half) WaitGamma(gammaRest);
                 LocalTensor<float> out = w, g = gf, xf = w;
                 if constexpr (kIsFloat<G>) {
                     g = gRow[c0];
@@ -417,7 +443,7 @@ private:
                 if (!prefetch && more) LoadStep(row + 1);
             }
             PutRstd(rv, row);  // first: its MTE3 -> S wait then covers the last row's stores, not this one's
-            if constexpr (kResidual) RowsOut(xOutQue_, sum, xOutGm_, xOut_, row, 1);
+            if constexpr (kResidual) xOutQue_.FreeTensor(sum);
             RowsOut(yQue_, y, yGm_, yOut_, row, 1);
         }
     }
@@ -442,6 +468,16 @@ private:
     // 310P when rows are under 32 B.
     __aicore__ inline void RowsOut(TQue<QuePosition::VECOUT, 1>& que, LocalTensor<T>& rows, const GlobalTensor<T>& gm, GmStream<T>& stream,
                                    uint32_t first, uint32_t n) {
+        RowsOutKeep(que, rows, gm, stream, first, n);
+        que.FreeTensor(rows);
+    }
+
+    // RowsOut without the free: the residual sum x leaves as soon as it is computed, its store
+    // overlapping the norm's vector work, which still reads it (after all of it, x's store
+    // waited for that work and then held MTE3 before y's: benchmarks/kernel_time.py, 910B3
+    // add_rms_norm 128 x 8192 bf16 6.96 -> 6.15 us); the step's end frees it.
+    __aicore__ inline void RowsOutKeep(TQue<QuePosition::VECOUT, 1>& que, LocalTensor<T>& rows, const GlobalTensor<T>& gm, GmStream<T>& stream,
+                                       uint32_t first, uint32_t n) {
         que.EnQue(rows);
         rows = que.DeQue<T>();
         if (mover_.natural) {
@@ -449,15 +485,15 @@ private:
         } else {
             mover_.RowsOut(gm, rows, uint64_t(first) * t_.numCols, n, t_.numCols, t_.rowStride);
         }
-        que.FreeTensor(rows);
     }
 
-    // sum = x1 + x2 in float32, rounded once to T (the residual stream's dtype).
-    __aicore__ inline void AddRounded(const LocalTensor<T>& sum, const LocalTensor<T>& x1, const LocalTensor<T>& x2, uint32_t n) {
+    // sum = x1 + x2 in float32 (x1 as float into `a`, a part of work_), rounded once to T (the residual stream's dtype).
+    __aicore__ inline void AddRounded(const LocalTensor<T>& sum, const LocalTensor<T>& x1, const LocalTensor<T>& x2, uint32_t n,
+                                      const LocalTensor<float>& a) {
         if constexpr (kIsFloat<T>) {
             Add(sum, x1, x2, n);
         } else {
-            LocalTensor<float> a = work_.Get<float>(), b = work2_.Get<float>();
+            LocalTensor<float> b = work2_.Get<float>();
             Cast(a, x1, RoundMode::CAST_NONE, n);
             Cast(b, x2, RoundMode::CAST_NONE, n);
             PipeBarrier<PIPE_V>();
@@ -480,7 +516,7 @@ private:
             if constexpr (kResidual) {
                 LocalTensor<T> x2 = CopyInChunk(x2Que_, x2Gm_, base + c0, n);
                 LocalTensor<T> sum = xOutQue_.AllocTensor<T>();
-                AddRounded(sum, x, x2, mover_.Span(n));
+                AddRounded(sum, x, x2, mover_.Span(n), work_.Get<float>());
                 x2Que_.FreeTensor(x2);
                 s += SumSquares(sum, n);
                 xOutQue_.EnQue(sum);
