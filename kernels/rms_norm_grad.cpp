@@ -46,7 +46,9 @@ public:
             dyAll_.SetGlobalBuffer((__gm__ T*)dy, t.numRows * d);
             rstdAll_.SetGlobalBuffer((__gm__ float*)rstd, t.numRows);
         } else {
-            wsGm_.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), uint64_t(t.usedCores) * t.wsStride);
+            GM_ADDR user = GetUserWorkspace(workspace);
+            if (t.softSyncBytes) syncGm_.SetGlobalBuffer((__gm__ int32_t*)user, t.softSyncBytes / sizeof(int32_t));
+            wsGm_.SetGlobalBuffer((__gm__ float*)(user + t.softSyncBytes), uint64_t(t.usedCores) * t.wsStride);
         }
         uint32_t f = t.floatCols;
         uint32_t rowBytes = t.rowsPerLoop * t.rowStride * sizeof(T);
@@ -71,9 +73,11 @@ public:
         }
         if (t.outStageBytes) pipe_.InitBuffer(stage_, t.outStageBytes);
         if (vecRows_) pipe_.InitBuffer(rowVec_, t.rowVecBytes);
+        if (t.softSyncBytes) pipe_.InitBuffer(sync_, t.softSyncBytes);
     }
 
     __aicore__ inline void Process() {
+        if (t_.softSyncBytes) ZeroSyncCounters();
         if (rows_.count > 0) {  // cores past usedCores only take part in SyncAll
             if (mover_.natural) dxOut_.Init(dxGm_, stage_.Get<T>());
             if (resident_) {
@@ -94,16 +98,36 @@ public:
             if (GetBlockIdx() < t_.colCores) ColumnDgamma();
             return;
         }
-#if !(defined(__CCE_AICORE__) && __CCE_AICORE__ == 200)
-        // Partial rows written before core 0 reads them; SyncAll starts with PipeBarrier<PIPE_ALL>
-        // (dav_c220 SyncAllImpl). 310P has no hardware SyncAll: its tiling keeps one core.
-        if (t_.usedCores > 1) SyncAll();
+        if (t_.usedCores > 1) SyncCores();
         if (Spread()) return SpreadReduce();
-#endif
         if (GetBlockIdx() == 0) FinalReduce();
     }
 
 private:
+    // Partial rows written before other cores read them: the hardware SyncAll (910B), or 310P's
+    // soft one on the counters ZeroSyncCounters cleared; both start with PipeBarrier<PIPE_ALL>
+    // ([ADK] dav_c220 SyncAllImpl, dav_m200 SoftSyncAllImpl).
+    __aicore__ inline void SyncCores() {
+        if (t_.softSyncBytes) return SyncAll(syncGm_, sync_.Get<int32_t>());
+#if !(defined(__CCE_AICORE__) && __CCE_AICORE__ == 200)
+        SyncAll();
+#endif
+    }
+
+    // The soft SyncAll's counters must be zero before any core counts; op_host has no zeroed
+    // workspace, so every core zeroes all of them first (SyncAll.md's kernel-side way). That holds
+    // only if the slowest core's zeroing lands before the fastest core's first count: the row pass
+    // between them is long enough (op_host/tiling/rms_norm.h kSoftSyncMinCoreBytes; the twin checks it).
+    __aicore__ inline void ZeroSyncCounters() {
+        LocalTensor<int32_t> zeros = sync_.Get<int32_t>();
+        uint32_t n = t_.softSyncBytes / sizeof(int32_t);
+        Duplicate(zeros, 0, n);
+        int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+        WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+        DataCopy(syncGm_, zeros, n);
+    }
+
     // Per step of n rows (X = x, A = dy, D scratch, all float, n * rowStride elements):
     //   X *= rstd (xhat); D = A * X, summed over the rows into acc (dgamma); A *= gamma (dxhat);
     //   D = A * X, row sums s; dx = rstd * A - X * (rstd * s / d).
@@ -487,29 +511,28 @@ private:
     // (resident float) or a_.
     __aicore__ inline LocalTensor<float> Partials() { return resident_ && kIsFloat<T> ? c_.Get<float>() : a_.Get<float>(); }
 
+    // Columns slices and pieces of SpreadReduce are multiples of: 32 B of float32, and on 310P of
+    // dgamma's dtype too, stored as whole blocks (the tiling gives it numCols a multiple of them).
+    __aicore__ inline uint32_t SliceUnit() const { return mover_.aligned ? kBlock<G> : kBlock<float>; }
+
     // Columns per piece of SpreadReduce: every core's partial row of them fits in Partials() (32 B-aligned).
     __aicore__ inline uint32_t PieceCols() const {
-        return (resident_ ? t_.workCols : t_.floatCols) / t_.usedCores / kBlock<float> * kBlock<float>;
+        return (resident_ ? t_.workCols : t_.floatCols) / t_.usedCores / SliceUnit() * SliceUnit();
     }
 
     // dgamma's column sum spread over the cores, each taking a slice of columns of every partial
-    // row (910B: several cores need the hardware SyncAll), when pieces of 8 columns fit in Partials();
+    // row (several cores need a SyncAll: 910B's, or 310P's soft one), when pieces fit in Partials();
     // else core 0 sums every row (FinalReduce).
     __aicore__ inline bool Spread() const {
-#if AIRFUSE_HAS_DATA_COPY_PAD
-        return t_.usedCores > 1 && PieceCols() > 0;
-#else
-        return false;
-#endif
+        return t_.usedCores > 1 && PieceCols() > 0 && (!mover_.aligned || t_.softSyncBytes);
     }
 
-#if AIRFUSE_HAS_DATA_COPY_PAD
     // This core's slice of columns: the partial rows' slices arrive in one strided copy, rows
     // kBlock-aligned one after another in a_, and are summed by halving (a fixed order, so the
     // result does not depend on timing), cast, stored.
     __aicore__ inline void SpreadReduce() {
         uint32_t cores = t_.usedCores, d = t_.numCols, block = uint32_t(GetBlockIdx());
-        uint32_t slice = RoundUpTo((d + cores - 1) / cores, kBlock<float>), piece = PieceCols();
+        uint32_t slice = RoundUpTo((d + cores - 1) / cores, SliceUnit()), piece = PieceCols();
         if (block >= cores || block * slice >= d) return;
         uint32_t lo = block * slice, hi = lo + slice < d ? lo + slice : d;
         LocalTensor<float> rows = Partials();
@@ -518,8 +541,14 @@ private:
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the previous piece's vector work is done with rows
             SetFlag<HardEvent::V_S>(eventVS);
             WaitFlag<HardEvent::V_S>(eventVS);
-            DataCopyPad(rows, wsGm_[c0], DataCopyExtParams(uint16_t(cores), n * sizeof(float), (t_.wsStride - n) * sizeof(float), 0, 0),
-                        DataCopyPadExtParams<float>());
+            if (mover_.aligned) {  // 310P: n and wsStride whole blocks of float
+                DataCopy(rows, wsGm_[c0], DataCopyParams(uint16_t(cores), uint16_t(n / kBlock<float>), uint16_t((t_.wsStride - n) / kBlock<float>), 0));
+            } else {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+                DataCopyPad(rows, wsGm_[c0], DataCopyExtParams(uint16_t(cores), n * sizeof(float), (t_.wsStride - n) * sizeof(float), 0, 0),
+                            DataCopyPadExtParams<float>());
+#endif
+            }
             int32_t eventMTE2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
             SetFlag<HardEvent::MTE2_V>(eventMTE2V);
             WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
@@ -539,13 +568,18 @@ private:
             int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
             SetFlag<HardEvent::V_MTE3>(eventVMTE3);
             WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
-            PadOut(dgammaGm_, out, c0, 1, n);
+            if (mover_.aligned) {
+                DataCopy(dgammaGm_[c0], out, n);
+            } else {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+                PadOut(dgammaGm_, out, c0, 1, n);
+#endif
+            }
             int32_t eventMTE3V = GetTPipePtr()->FetchEventID(HardEvent::MTE3_V);  // the next piece overwrites out
             SetFlag<HardEvent::MTE3_V>(eventMTE3V);
             WaitFlag<HardEvent::MTE3_V>(eventMTE3V);
         }
     }
-#endif
 
     // Core 0: dgamma = its own accumulation + every other core's workspace row, chunk by chunk.
     __aicore__ inline void FinalReduce() {
@@ -755,6 +789,7 @@ private:
     TBuf<TPosition::VECCALC> red_;
     TBuf<TPosition::VECCALC> rowVec_;
     TBuf<TPosition::VECOUT> stage_;
+    TBuf<TPosition::VECCALC> sync_;  // 310P: the soft SyncAll's zeros, then its ubWorkspace
     GlobalTensor<T> dyGm_;
     GlobalTensor<T> xGm_;
     GlobalTensor<T> dxGm_;
@@ -762,6 +797,7 @@ private:
     GlobalTensor<G> gammaGm_;
     GlobalTensor<G> dgammaGm_;
     GlobalTensor<float> wsGm_;
+    GlobalTensor<int32_t> syncGm_;  // 310P: the soft SyncAll's counters
     GlobalTensor<T> xAll_;  // column mode: every row, for ColumnDgamma
     GlobalTensor<T> dyAll_;
     GlobalTensor<float> rstdAll_;

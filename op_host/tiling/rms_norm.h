@@ -315,6 +315,34 @@ inline ColumnSplit SplitColumns(uint64_t rows, uint32_t cols, uint32_t s, uint32
     return {cores, width, uint32_t(step)};
 }
 
+// AirfuseRmsNormGrad on a chip with only the soft SyncAll (310P): each core leaves its partial
+// dgamma row in the workspace and, after SyncAll(gm, ub), sums a slice of columns of all of them
+// (kernels/rms_norm_grad.cpp SpreadReduce), so x and dy are read once where the column split
+// (SplitColumns) reads them twice. Its counters sit at the workspace's start, GetBlockNum() * 32
+// bytes that every core zeroes at its start (op_host has no zeroed workspace): that is safe only
+// if every core's zeroing lands before any core counts, which the twin checks against an assumed
+// start skew of the cores (twin/README.md; 2000 cycles, at 310P's modelled 25.5 B/cycle per core
+// of 8 ~51 KB of GM traffic). So every core must move at least kSoftSyncMinCoreBytes of x, dy and
+// dx before it counts, with all cores given rows (block_dim = the rows' cores). It is also the
+// faster way only when the column split's second read of x and dy outweighs the SyncAll and the
+// spread sum (benchmarks/kernel_time.py, 310P3 float16, column split -> soft SyncAll: 1024 x 128
+// 15.22 -> 14.57 us, 128 x 4096 25.97 -> 21.76 us, but 128 x 1024 8.06 -> 8.56 us and 16 x 8192
+// 8.40 -> 11.48 us, each 96 KB a core): kSoftSyncFasterCoreBytes a core, or kSoftSyncFasterRows
+// rows (whose column steps are many short strided copies). Also: resident rows (split rows would
+// send their partial rows through GM), columns whole 32 B blocks of x and dgamma (slices stored
+// as whole blocks), and UB for the counters' buffer. Returns the counters' bytes, or 0.
+constexpr uint64_t kSoftSyncMinCoreBytes = 64u << 10, kSoftSyncFasterCoreBytes = 128u << 10, kSoftSyncFasterRows = 64;
+
+inline uint32_t SoftSyncBytes(uint64_t rows, uint32_t cols, uint32_t s, uint32_t g, bool natural, const Plan& p, uint32_t rowCores, uint32_t blockDim,
+                              uint32_t ubBytes, uint64_t usedUb) {
+    uint32_t unit = 32 / (s < g ? s : g), counters = blockDim * 32;
+    if (rowCores < 2 || rowCores != blockDim || natural || p.chunk < cols || cols % unit != 0) return 0;
+    uint64_t coreRows = rows / rowCores, coreBytes = coreRows * cols * s * 3;
+    if (coreBytes < kSoftSyncMinCoreBytes || usedUb + counters > ubBytes) return 0;
+    if (coreBytes < kSoftSyncFasterCoreBytes && coreRows < kSoftSyncFasterRows) return 0;
+    return counters;
+}
+
 }  // namespace detail
 
 inline Result RmsNorm(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType x, DType gamma, float epsilon, AirfuseRmsNormTilingData* out,
@@ -420,8 +448,11 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
             splitAcc = true;
         }
     }
+    // 310P with the soft SyncAll instead (SoftSync): partial rows, summed by slices of columns after it.
+    uint32_t softSyncBytes = chip.hardSyncAll ? 0 : detail::SoftSyncBytes(rows, cols, s, g, natural, p, rowCores, res.blockDim, chip.ubBytes,
+                                                                          bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride));
     detail::ColumnSplit split{};
-    if (!chip.hardSyncAll || (p.chunk < cols && !splitAcc)) {
+    if (!softSyncBytes && (!chip.hardSyncAll || (p.chunk < cols && !splitAcc))) {
         uint64_t used = bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride);
         split = detail::SplitColumns(rows, cols, s, g, p, forceBlockDim ? forceBlockDim : chip.vectorCores, chip.ubBytes - used);
         if (split.cores == 0 && !chip.hardSyncAll) {
@@ -438,7 +469,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     }
     // 310P: partial rows start 32 B-aligned and hold the row's windowed layout.
     uint32_t wsStride = aligned ? uint32_t(RoundUp(cols, e)) : cols;
-    res.workspaceBytes = split.cores ? 0 : uint64_t(rowCores) * wsStride * sizeof(float);
+    res.workspaceBytes = split.cores ? 0 : softSyncBytes + uint64_t(rowCores) * wsStride * sizeof(float);
     *out = AirfuseRmsNormGradTilingData{};
     detail::FillRowFields(out, rows, cols, p, rowCores, aligned, s);
     out->usedCores = rowCores;
@@ -452,6 +483,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     out->splitAcc = splitAcc;
     out->rowVecBytes = rowVecBytes(p.rowsPerLoop, p.chunk, p.rowStride);
     out->rowResident = rowResident;
+    out->softSyncBytes = softSyncBytes;
     return res;
 }
 
