@@ -397,11 +397,9 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
         if (chunk < cols) return b + 2 * detail::R32(f * 4) + buf * detail::R32(f * g);
         return b + (s == 4 ? 1 : 2) * detail::R32(uint64_t(rpl) * stride * 4) + detail::R32(f * 4) + rowVecBytes(rpl, chunk, stride);
     };
-    // Without a hardware SyncAll (310P) the cores cannot sum each other's partial dgamma rows (the
-    // soft SyncAll needs its GM region zeroed before any core counts its arrival; op_host has no
-    // zeroed workspace, and SyncAll.md's other way, every core zeroing the whole region at its
-    // start, holds only if no core arrives before the last one has started, which nothing
-    // orders): the cores then split dgamma by columns (SplitColumns), or one core does
+    // Without a hardware SyncAll (310P) the cores sum each other's partial dgamma rows only after
+    // the soft SyncAll, whose counters every core zeroes at its start (SoftSyncBytes: when that is
+    // safe and pays); else the cores split dgamma by columns (SplitColumns), or one core does
     // everything. With one, split rows sum theirs in UB (splitAcc below) or, when that does not
     // fit, take the column split: their partial rows would go through GM row by row
     // (benchmarks/kernel_time.py: 910B2 16384 x 16384 bf16 2.89 -> 2.35 x the roofline).
