@@ -142,7 +142,11 @@ private:
         LocalTensor<float> sums = red_.Get<float>();
         LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - rpl * kSumStride, rpl * kSumStride * 4);
         mover_.InAsFloat(g, Partials().template ReinterpretCast<G>(), gammaGm_, d);
-        if (vecRows_) Duplicate(rowVec_.Get<float>(), 0.0f, int32_t(t_.rowVecBytes / sizeof(float)));
+        if (vecRows_ && mover_.aligned) {
+            BuildRowTables();
+        } else if (vecRows_) {
+            Duplicate(rowVec_.Get<float>(), 0.0f, int32_t(t_.rowVecBytes / sizeof(float)));
+        }
         Duplicate(acc, 0.0f, span);
         // The first step's rstd copy overwrites rowVec_'s zeros (acc's first reader comes after the step's own barriers).
         PipeBarrier<PIPE_V>();
@@ -252,20 +256,49 @@ private:
     // Elements from the input buffer's x to its dy.
     __aicore__ inline uint32_t InHalf() const { return t_.rowsPerLoop * t_.rowStride; }
 
-    // vecRows_ (A2): a step's per-row scalars on the vector unit, no scalar read per row. rowVec_
+    // vecRows_: a step's per-row scalars on the vector unit, no scalar read per row. rowVec_
     // holds, for n8 = rowsPerLoop rounded up to 8: rstd, rstd / d and the row means (n8 floats
-    // each; zeroed once, so Brcb's whole repeats read written memory past a short step's rows),
-    // then a Brcb block per row of rstd and of rstd * mean (op_host/tiling/rms_norm.h
-    // GradRowVecBytes).
-    static constexpr uint32_t kRstd = 0, kRstdAvg = 1, kMean = 2, kRstdBlocks = 3, kMeanBlocks = 4;
-    __aicore__ inline LocalTensor<float> RowVec(uint32_t part) {
+    // each; A2: zeroed once, so Brcb's whole repeats read written memory past a short step's rows),
+    // then a block per row of rstd and of rstd * mean (A2: by Brcb; 310P: by Gather, whose offset
+    // tables follow, n8 * 8 each) (op_host/tiling/rms_norm.h, rowVecBytes).
+    static constexpr uint32_t kRstd = 0, kRstdAvg = 1, kMean = 2, kRstdBlocks = 3, kMeanBlocks = 4, kRstdOffsets = 5, kSumOffsets = 6;
+    template <typename U = float> __aicore__ inline LocalTensor<U> RowVec(uint32_t part) {
         uint32_t n8 = RoundUpTo(t_.rowsPerLoop, 8), at = part < kRstdBlocks ? part * n8 : 3 * n8 + (part - kRstdBlocks) * n8 * 8;
-        return rowVec_.GetWithOffset<float>(part < kRstdBlocks ? n8 : n8 * 8, at * uint32_t(sizeof(float)));
+        return rowVec_.GetWithOffset<U>(part < kRstdBlocks ? n8 : n8 * 8, at * uint32_t(sizeof(float)));
+    }
+
+    // 310P, once per core: the Gather offsets of element 8 i + k, 4 i (rstd[i], RowScalarsIn) and
+    // 32 i (row i's sum, a block apart in red_, RowScalarsOut), built by doubling as float, then
+    // cast (exact for these small integers), in the block parts (the steps overwrite them).
+    __aicore__ inline void BuildRowTables() {
+        uint32_t m = RoundUpTo(t_.rowsPerLoop, 8) * 8;
+        LocalTensor<float> f = RowVec(kRstdBlocks), g = RowVec(kMeanBlocks);
+        Duplicate(f, 0.0f, 8);
+        PipeBarrier<PIPE_V>();
+        for (uint32_t have = 8; have < m; have *= 2) {  // elements [have, 2 have) = [0, have) + have / 8 rows
+            uint32_t more = m - have < have ? m - have : have;
+            Adds(f[have], f, float(have / 8 * 4), int32_t(more));
+            PipeBarrier<PIPE_V>();
+        }
+        Muls(g, f, 8.0f, int32_t(m));
+        Cast(RowVec<int32_t>(kRstdOffsets), f, RoundMode::CAST_RINT, int32_t(m));
+        PipeBarrier<PIPE_V>();
+        Cast(RowVec<int32_t>(kSumOffsets), g, RoundMode::CAST_RINT, int32_t(m));
     }
 
     // Step start, with the casts: rstd copied out of its queue buffer (whose tail past n rows
     // nothing wrote) and scaled by 1 / d, then broadcast a block per row. Ends with a barrier.
     __aicore__ inline void RowScalarsIn(const LocalTensor<float>& r, uint32_t n) {
+        if (mover_.aligned) {  // 310P: rstd[i] gathered into row i's block
+            uint32_t loaded = RoundUpTo(n, kBlock<float>);
+            if (loaded < RstdHeld()) {  // a short last step: Gather reads its source whole
+                Duplicate(r[loaded], 0.0f, int32_t(RstdHeld() - loaded));
+                PipeBarrier<PIPE_V>();
+            }
+            Gather(RowVec(kRstdBlocks), r, RowVec<uint32_t>(kRstdOffsets), 0, n * 8);
+            PipeBarrier<PIPE_V>();
+            return;
+        }
 #if AIRFUSE_HAS_DATA_COPY_PAD
         Adds(RowVec(kRstd), r, 0.0f, int32_t(n));
         Muls(RowVec(kRstdAvg), r, t_.avgFactor, int32_t(n));
@@ -278,6 +311,17 @@ private:
     // After RowSums: each row's sum s (a block apart in red_) compacted, times rstd / d, broadcast
     // a block per row (X's factor rstd * s / d). Ends with a barrier.
     __aicore__ inline void RowScalarsOut(uint32_t n) {
+        if (mover_.aligned) {  // 310P: row i's sum gathered into its block, times rstd / d
+            LocalTensor<float> mean = RowVec(kMeanBlocks);
+            PipeBarrier<PIPE_V>();
+            Gather(mean, red_.Get<float>(n * kSumStride), RowVec<uint32_t>(kSumOffsets), 0, n * 8);
+            PipeBarrier<PIPE_V>();
+            Mul(mean, mean, RowVec(kRstdBlocks), int32_t(n * 8));
+            PipeBarrier<PIPE_V>();
+            Muls(mean, mean, t_.avgFactor, int32_t(n * 8));
+            PipeBarrier<PIPE_V>();
+            return;
+        }
 #if AIRFUSE_HAS_DATA_COPY_PAD
         LocalTensor<float> mean = RowVec(kMean), sums = red_.Get<float>();
         PipeBarrier<PIPE_V>();
@@ -773,7 +817,7 @@ private:
     bool resident_ = true;
     bool splitAcc_ = false;     // split rows: dgamma terms summed in acc_ (op_host/tiling/rms_norm.h)
     bool rowResident_ = false;  // splitAcc rows whose x and dy tiles stay in UB whole: read once
-    bool vecRows_ = false;      // a resident step's per-row scalars on the vector unit (A2)
+    bool vecRows_ = false;      // a resident step's per-row scalars on the vector unit
     Mover mover_{};
     GmStream<T> dxOut_;
     TPipe pipe_;

@@ -383,8 +383,8 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // barriers where the scalar unit costs ~60 cycles a row (benchmarks/kernel_time.py, 910B2
     // bf16: 1024 x 512, 16 rows a step, 3.76 -> 3.60 us; 1024 x 1024, 8 rows, 5.23 -> 5.33 us).
     auto rowVecBytes = [&](uint32_t rpl, uint32_t chunk, uint32_t stride) -> uint32_t {
-        if (aligned || chunk < cols || stride / 8 > 255 || rpl < detail::kVectorRstdMinRows || rpl > 8 * 255) return 0;  // Brcb: a uint8 repeat count
-        return uint32_t(RoundUp(rpl, 8)) * 19 * 4;
+        if (natural || chunk < cols || stride / 8 > 255 || rpl < detail::kVectorRstdMinRows || rpl > 8 * 255) return 0;  // Brcb: a uint8 repeat count
+        return uint32_t(RoundUp(rpl, 8)) * (aligned ? 35 : 19) * 4;  // 310P: two Gather offset tables for the blocks instead of Brcb
     };
     // red_: a step's row sums and their scratch; a split row's chunk sums a block each, then the scratch.
     auto redBytes = [&](uint32_t rpl, uint32_t chunk, uint32_t stride, uint32_t f) {
