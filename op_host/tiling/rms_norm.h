@@ -324,22 +324,22 @@ inline ColumnSplit SplitColumns(uint64_t rows, uint32_t cols, uint32_t s, uint32
 // start skew of the cores (twin/README.md; 2000 cycles, at 310P's modelled 25.5 B/cycle per core
 // of 8 ~51 KB of GM traffic). So every core must move at least kSoftSyncMinCoreBytes of x, dy and
 // dx before it counts, with all cores given rows (block_dim = the rows' cores). It is also the
-// faster way only when the column split's second read of x and dy outweighs the SyncAll and the
-// spread sum (benchmarks/kernel_time.py, 310P3 float16, column split -> soft SyncAll: 1024 x 128
-// 15.22 -> 14.57 us, 128 x 4096 25.97 -> 21.76 us, but 128 x 1024 8.06 -> 8.56 us and 16 x 8192
-// 8.40 -> 11.48 us, each 96 KB a core): kSoftSyncFasterCoreBytes a core, or kSoftSyncFasterRows
-// rows (whose column steps are many short strided copies). Also: resident rows (split rows would
+// faster way only from kSoftSyncFasterCoreBytes a core on, where the column split's second read
+// of x and dy outweighs the SyncAll and the spread sum (benchmarks/kernel_time.py, 310P3 float16,
+// column split -> soft SyncAll: 128 x 4096 25.97 -> 21.76 us at 384 KB a core; but at 96 KB a
+// core 128 x 1024 8.06 -> 8.56 us, 16 x 8192 8.40 -> 11.48 us and, with the Gathered row
+// scalars, 1024 x 128 8.05 -> 8.41 us). Also: resident rows (split rows would
 // send their partial rows through GM), columns whole 32 B blocks of x and dgamma (slices stored
 // as whole blocks), and UB for the counters' buffer. Returns the counters' bytes, or 0.
-constexpr uint64_t kSoftSyncMinCoreBytes = 64u << 10, kSoftSyncFasterCoreBytes = 128u << 10, kSoftSyncFasterRows = 64;
+constexpr uint64_t kSoftSyncMinCoreBytes = 64u << 10, kSoftSyncFasterCoreBytes = 128u << 10;
+static_assert(kSoftSyncFasterCoreBytes >= kSoftSyncMinCoreBytes, "where the soft SyncAll pays, its zeroing must be safe");
 
 inline uint32_t SoftSyncBytes(uint64_t rows, uint32_t cols, uint32_t s, uint32_t g, bool natural, const Plan& p, uint32_t rowCores, uint32_t blockDim,
                               uint32_t ubBytes, uint64_t usedUb) {
     uint32_t unit = 32 / (s < g ? s : g), counters = blockDim * 32;
     if (rowCores < 2 || rowCores != blockDim || natural || p.chunk < cols || cols % unit != 0) return 0;
-    uint64_t coreRows = rows / rowCores, coreBytes = coreRows * cols * s * 3;
-    if (coreBytes < kSoftSyncMinCoreBytes || usedUb + counters > ubBytes) return 0;
-    if (coreBytes < kSoftSyncFasterCoreBytes && coreRows < kSoftSyncFasterRows) return 0;
+    uint64_t coreBytes = rows / rowCores * cols * s * 3;
+    if (coreBytes < kSoftSyncFasterCoreBytes || usedUb + counters > ubBytes) return 0;
     return counters;
 }
 
