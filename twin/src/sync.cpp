@@ -263,7 +263,7 @@ void Instr::Gm(const void* p, uint64_t bytes, bool write, GmWriteKind kind) cons
     Core& c = Cur();
     bool early = write && pipe_ == kPipeMte3 && kind != GmWriteKind::kCount && c.sync.epoch == 0;
     if (early) c.earlyWrites.push_back({static_cast<const uint8_t*>(p), bytes, kind == GmWriteKind::kZeros, 0.0, api_});
-    if (!early && kind == GmWriteKind::kZeros) kind = GmWriteKind::kPlain;
+    if (!early && kind == GmWriteKind::kZeros) kind = GmWriteKind::kPlain;  // zeros after a SyncAll are ordinary data
     if (!buf.shadow) return;
     int16_t me = int16_t(c.blockIdx);
     uint32_t epoch = c.sync.epoch;
