@@ -6,11 +6,12 @@
 // else one MTE2 -> S wait for rstd, one V -> S wait for the row sums). Each core accumulates its
 // rows' dgamma in float32 (in UB when a row fits, and on 910B for split rows when a float32 row
 // fits beside their chunks, else in its workspace row); the cores leave their partial rows in the
-// workspace and after SyncAll each sums a slice of columns (core 0 keeps its own in UB and sums
-// them all when dgamma is too short to spread). Without a hardware SyncAll (310P), and on 910B
-// for split rows whose float32 dgamma row does not fit, the cores instead sum dgamma over every
-// row for a slice of columns each (ColumnDgamma), reading x and dy a second time; on 310P, when
-// no such split exists, one core does everything.
+// workspace and after SyncAll (on 310P the soft one, on counters every core zeroes first) each
+// sums a slice of columns (core 0 keeps its own in UB and sums them all when dgamma is too short
+// to spread). On 310P where the soft SyncAll's zeroing could not be early enough or would not
+// pay (few rows a core), and on 910B for split rows whose float32 dgamma row does not fit, the
+// cores instead sum dgamma over every row for a slice of columns each (ColumnDgamma), reading x
+// and dy a second time; on 310P, when neither applies, one core does everything.
 // Copies: gm_copy.h, per chip (on 310P partial rows keep the windowed layout at a 32 B stride).
 #include "gm_copy.h"
 #include "rms_norm_grad_tiling.h"
@@ -46,7 +47,9 @@ public:
             dyAll_.SetGlobalBuffer((__gm__ T*)dy, t.numRows * d);
             rstdAll_.SetGlobalBuffer((__gm__ float*)rstd, t.numRows);
         } else {
-            wsGm_.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), uint64_t(t.usedCores) * t.wsStride);
+            GM_ADDR user = GetUserWorkspace(workspace);
+            if (t.softSyncBytes) syncGm_.SetGlobalBuffer((__gm__ int32_t*)user, t.softSyncBytes / sizeof(int32_t));
+            wsGm_.SetGlobalBuffer((__gm__ float*)(user + t.softSyncBytes), uint64_t(t.usedCores) * t.wsStride);
         }
         uint32_t f = t.floatCols;
         uint32_t rowBytes = t.rowsPerLoop * t.rowStride * sizeof(T);
@@ -71,9 +74,11 @@ public:
         }
         if (t.outStageBytes) pipe_.InitBuffer(stage_, t.outStageBytes);
         if (vecRows_) pipe_.InitBuffer(rowVec_, t.rowVecBytes);
+        if (t.softSyncBytes) pipe_.InitBuffer(sync_, t.softSyncBytes);
     }
 
     __aicore__ inline void Process() {
+        if (t_.softSyncBytes) ZeroSyncCounters();
         if (rows_.count > 0) {  // cores past usedCores only take part in SyncAll
             if (mover_.natural) dxOut_.Init(dxGm_, stage_.Get<T>());
             if (resident_) {
@@ -94,16 +99,36 @@ public:
             if (GetBlockIdx() < t_.colCores) ColumnDgamma();
             return;
         }
-#if !(defined(__CCE_AICORE__) && __CCE_AICORE__ == 200)
-        // Partial rows written before core 0 reads them; SyncAll starts with PipeBarrier<PIPE_ALL>
-        // (dav_c220 SyncAllImpl). 310P has no hardware SyncAll: its tiling keeps one core.
-        if (t_.usedCores > 1) SyncAll();
+        if (t_.usedCores > 1) SyncCores();
         if (Spread()) return SpreadReduce();
-#endif
         if (GetBlockIdx() == 0) FinalReduce();
     }
 
 private:
+    // Partial rows written before other cores read them: the hardware SyncAll (910B), or 310P's
+    // soft one on the counters ZeroSyncCounters cleared; both start with PipeBarrier<PIPE_ALL>
+    // ([ADK] dav_c220 SyncAllImpl, dav_m200 SoftSyncAllImpl).
+    __aicore__ inline void SyncCores() {
+        if (t_.softSyncBytes) return SyncAll(syncGm_, sync_.Get<int32_t>());
+#if !(defined(__CCE_AICORE__) && __CCE_AICORE__ == 200)
+        SyncAll();
+#endif
+    }
+
+    // The soft SyncAll's counters must be zero before any core counts; op_host has no zeroed
+    // workspace, so every core zeroes all of them first (SyncAll.md's kernel-side way). That holds
+    // only if the slowest core's zeroing lands before the fastest core's first count: the row pass
+    // between them is long enough (op_host/tiling/rms_norm.h kSoftSyncMinCoreBytes; the twin checks it).
+    __aicore__ inline void ZeroSyncCounters() {
+        LocalTensor<int32_t> zeros = sync_.Get<int32_t>();
+        uint32_t n = t_.softSyncBytes / sizeof(int32_t);
+        Duplicate(zeros, 0, n);
+        int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+        WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+        DataCopy(syncGm_, zeros, n);
+    }
+
     // Per step of n rows (X = x, A = dy, D scratch, all float, n * rowStride elements):
     //   X *= rstd (xhat); D = A * X, summed over the rows into acc (dgamma); A *= gamma (dxhat);
     //   D = A * X, row sums s; dx = rstd * A - X * (rstd * s / d).
@@ -117,7 +142,11 @@ private:
         LocalTensor<float> sums = red_.Get<float>();
         LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - rpl * kSumStride, rpl * kSumStride * 4);
         mover_.InAsFloat(g, Partials().template ReinterpretCast<G>(), gammaGm_, d);
-        if (vecRows_) Duplicate(rowVec_.Get<float>(), 0.0f, int32_t(t_.rowVecBytes / sizeof(float)));
+        if (vecRows_ && mover_.aligned) {
+            BuildRowTables();
+        } else if (vecRows_) {
+            Duplicate(rowVec_.Get<float>(), 0.0f, int32_t(t_.rowVecBytes / sizeof(float)));
+        }
         Duplicate(acc, 0.0f, span);
         // The first step's rstd copy overwrites rowVec_'s zeros (acc's first reader comes after the step's own barriers).
         PipeBarrier<PIPE_V>();
@@ -227,20 +256,49 @@ private:
     // Elements from the input buffer's x to its dy.
     __aicore__ inline uint32_t InHalf() const { return t_.rowsPerLoop * t_.rowStride; }
 
-    // vecRows_ (A2): a step's per-row scalars on the vector unit, no scalar read per row. rowVec_
+    // vecRows_: a step's per-row scalars on the vector unit, no scalar read per row. rowVec_
     // holds, for n8 = rowsPerLoop rounded up to 8: rstd, rstd / d and the row means (n8 floats
-    // each; zeroed once, so Brcb's whole repeats read written memory past a short step's rows),
-    // then a Brcb block per row of rstd and of rstd * mean (op_host/tiling/rms_norm.h
-    // GradRowVecBytes).
-    static constexpr uint32_t kRstd = 0, kRstdAvg = 1, kMean = 2, kRstdBlocks = 3, kMeanBlocks = 4;
-    __aicore__ inline LocalTensor<float> RowVec(uint32_t part) {
+    // each; A2: zeroed once, so Brcb's whole repeats read written memory past a short step's rows),
+    // then a block per row of rstd and of rstd * mean (A2: by Brcb; 310P: by Gather, whose offset
+    // tables follow, n8 * 8 each) (op_host/tiling/rms_norm.h, rowVecBytes).
+    static constexpr uint32_t kRstd = 0, kRstdAvg = 1, kMean = 2, kRstdBlocks = 3, kMeanBlocks = 4, kRstdOffsets = 5, kSumOffsets = 6;
+    template <typename U = float> __aicore__ inline LocalTensor<U> RowVec(uint32_t part) {
         uint32_t n8 = RoundUpTo(t_.rowsPerLoop, 8), at = part < kRstdBlocks ? part * n8 : 3 * n8 + (part - kRstdBlocks) * n8 * 8;
-        return rowVec_.GetWithOffset<float>(part < kRstdBlocks ? n8 : n8 * 8, at * uint32_t(sizeof(float)));
+        return rowVec_.GetWithOffset<U>(part < kRstdBlocks ? n8 : n8 * 8, at * uint32_t(sizeof(float)));
+    }
+
+    // 310P, once per core: the Gather offsets of element 8 i + k, 4 i (rstd[i], RowScalarsIn) and
+    // 32 i (row i's sum, a block apart in red_, RowScalarsOut), built by doubling as float, then
+    // cast (exact for these small integers), in the block parts (the steps overwrite them).
+    __aicore__ inline void BuildRowTables() {
+        uint32_t m = RoundUpTo(t_.rowsPerLoop, 8) * 8;
+        LocalTensor<float> f = RowVec(kRstdBlocks), g = RowVec(kMeanBlocks);
+        Duplicate(f, 0.0f, 8);
+        PipeBarrier<PIPE_V>();
+        for (uint32_t have = 8; have < m; have *= 2) {  // elements [have, 2 have) = [0, have) + have / 8 rows
+            uint32_t more = m - have < have ? m - have : have;
+            Adds(f[have], f, float(have / 8 * 4), int32_t(more));
+            PipeBarrier<PIPE_V>();
+        }
+        Muls(g, f, 8.0f, int32_t(m));
+        Cast(RowVec<int32_t>(kRstdOffsets), f, RoundMode::CAST_RINT, int32_t(m));
+        PipeBarrier<PIPE_V>();
+        Cast(RowVec<int32_t>(kSumOffsets), g, RoundMode::CAST_RINT, int32_t(m));
     }
 
     // Step start, with the casts: rstd copied out of its queue buffer (whose tail past n rows
     // nothing wrote) and scaled by 1 / d, then broadcast a block per row. Ends with a barrier.
     __aicore__ inline void RowScalarsIn(const LocalTensor<float>& r, uint32_t n) {
+        if (mover_.aligned) {  // 310P: rstd[i] gathered into row i's block
+            uint32_t loaded = RoundUpTo(n, kBlock<float>);
+            if (loaded < RstdHeld()) {  // a short last step: Gather reads its source whole
+                Duplicate(r[loaded], 0.0f, int32_t(RstdHeld() - loaded));
+                PipeBarrier<PIPE_V>();
+            }
+            Gather(RowVec(kRstdBlocks), r, RowVec<uint32_t>(kRstdOffsets), 0, n * 8);
+            PipeBarrier<PIPE_V>();
+            return;
+        }
 #if AIRFUSE_HAS_DATA_COPY_PAD
         Adds(RowVec(kRstd), r, 0.0f, int32_t(n));
         Muls(RowVec(kRstdAvg), r, t_.avgFactor, int32_t(n));
@@ -253,6 +311,17 @@ private:
     // After RowSums: each row's sum s (a block apart in red_) compacted, times rstd / d, broadcast
     // a block per row (X's factor rstd * s / d). Ends with a barrier.
     __aicore__ inline void RowScalarsOut(uint32_t n) {
+        if (mover_.aligned) {  // 310P: row i's sum gathered into its block, times rstd / d
+            LocalTensor<float> mean = RowVec(kMeanBlocks);
+            PipeBarrier<PIPE_V>();
+            Gather(mean, red_.Get<float>(n * kSumStride), RowVec<uint32_t>(kSumOffsets), 0, n * 8);
+            PipeBarrier<PIPE_V>();
+            Mul(mean, mean, RowVec(kRstdBlocks), int32_t(n * 8));
+            PipeBarrier<PIPE_V>();
+            Muls(mean, mean, t_.avgFactor, int32_t(n * 8));
+            PipeBarrier<PIPE_V>();
+            return;
+        }
 #if AIRFUSE_HAS_DATA_COPY_PAD
         LocalTensor<float> mean = RowVec(kMean), sums = red_.Get<float>();
         PipeBarrier<PIPE_V>();
@@ -487,29 +556,28 @@ private:
     // (resident float) or a_.
     __aicore__ inline LocalTensor<float> Partials() { return resident_ && kIsFloat<T> ? c_.Get<float>() : a_.Get<float>(); }
 
+    // Columns slices and pieces of SpreadReduce are multiples of: 32 B of float32, and on 310P of
+    // dgamma's dtype too, stored as whole blocks (the tiling gives it numCols a multiple of them).
+    __aicore__ inline uint32_t SliceUnit() const { return mover_.aligned ? kBlock<G> : kBlock<float>; }
+
     // Columns per piece of SpreadReduce: every core's partial row of them fits in Partials() (32 B-aligned).
     __aicore__ inline uint32_t PieceCols() const {
-        return (resident_ ? t_.workCols : t_.floatCols) / t_.usedCores / kBlock<float> * kBlock<float>;
+        return (resident_ ? t_.workCols : t_.floatCols) / t_.usedCores / SliceUnit() * SliceUnit();
     }
 
     // dgamma's column sum spread over the cores, each taking a slice of columns of every partial
-    // row (910B: several cores need the hardware SyncAll), when pieces of 8 columns fit in Partials();
+    // row (several cores need a SyncAll: 910B's, or 310P's soft one), when pieces fit in Partials();
     // else core 0 sums every row (FinalReduce).
     __aicore__ inline bool Spread() const {
-#if AIRFUSE_HAS_DATA_COPY_PAD
-        return t_.usedCores > 1 && PieceCols() > 0;
-#else
-        return false;
-#endif
+        return t_.usedCores > 1 && PieceCols() > 0 && (!mover_.aligned || t_.softSyncBytes);
     }
 
-#if AIRFUSE_HAS_DATA_COPY_PAD
     // This core's slice of columns: the partial rows' slices arrive in one strided copy, rows
     // kBlock-aligned one after another in a_, and are summed by halving (a fixed order, so the
     // result does not depend on timing), cast, stored.
     __aicore__ inline void SpreadReduce() {
         uint32_t cores = t_.usedCores, d = t_.numCols, block = uint32_t(GetBlockIdx());
-        uint32_t slice = RoundUpTo((d + cores - 1) / cores, kBlock<float>), piece = PieceCols();
+        uint32_t slice = RoundUpTo((d + cores - 1) / cores, SliceUnit()), piece = PieceCols();
         if (block >= cores || block * slice >= d) return;
         uint32_t lo = block * slice, hi = lo + slice < d ? lo + slice : d;
         LocalTensor<float> rows = Partials();
@@ -518,8 +586,14 @@ private:
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the previous piece's vector work is done with rows
             SetFlag<HardEvent::V_S>(eventVS);
             WaitFlag<HardEvent::V_S>(eventVS);
-            DataCopyPad(rows, wsGm_[c0], DataCopyExtParams(uint16_t(cores), n * sizeof(float), (t_.wsStride - n) * sizeof(float), 0, 0),
-                        DataCopyPadExtParams<float>());
+            if (mover_.aligned) {  // 310P: n and wsStride whole blocks of float
+                DataCopy(rows, wsGm_[c0], DataCopyParams(uint16_t(cores), uint16_t(n / kBlock<float>), uint16_t((t_.wsStride - n) / kBlock<float>), 0));
+            } else {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+                DataCopyPad(rows, wsGm_[c0], DataCopyExtParams(uint16_t(cores), n * sizeof(float), (t_.wsStride - n) * sizeof(float), 0, 0),
+                            DataCopyPadExtParams<float>());
+#endif
+            }
             int32_t eventMTE2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
             SetFlag<HardEvent::MTE2_V>(eventMTE2V);
             WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
@@ -539,13 +613,18 @@ private:
             int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
             SetFlag<HardEvent::V_MTE3>(eventVMTE3);
             WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
-            PadOut(dgammaGm_, out, c0, 1, n);
+            if (mover_.aligned) {
+                DataCopy(dgammaGm_[c0], out, n);
+            } else {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+                PadOut(dgammaGm_, out, c0, 1, n);
+#endif
+            }
             int32_t eventMTE3V = GetTPipePtr()->FetchEventID(HardEvent::MTE3_V);  // the next piece overwrites out
             SetFlag<HardEvent::MTE3_V>(eventMTE3V);
             WaitFlag<HardEvent::MTE3_V>(eventMTE3V);
         }
     }
-#endif
 
     // Core 0: dgamma = its own accumulation + every other core's workspace row, chunk by chunk.
     __aicore__ inline void FinalReduce() {
@@ -738,7 +817,7 @@ private:
     bool resident_ = true;
     bool splitAcc_ = false;     // split rows: dgamma terms summed in acc_ (op_host/tiling/rms_norm.h)
     bool rowResident_ = false;  // splitAcc rows whose x and dy tiles stay in UB whole: read once
-    bool vecRows_ = false;      // a resident step's per-row scalars on the vector unit (A2)
+    bool vecRows_ = false;      // a resident step's per-row scalars on the vector unit
     Mover mover_{};
     GmStream<T> dxOut_;
     TPipe pipe_;
@@ -755,6 +834,7 @@ private:
     TBuf<TPosition::VECCALC> red_;
     TBuf<TPosition::VECCALC> rowVec_;
     TBuf<TPosition::VECOUT> stage_;
+    TBuf<TPosition::VECCALC> sync_;  // 310P: the soft SyncAll's zeros, then its ubWorkspace
     GlobalTensor<T> dyGm_;
     GlobalTensor<T> xGm_;
     GlobalTensor<T> dxGm_;
@@ -762,6 +842,7 @@ private:
     GlobalTensor<G> gammaGm_;
     GlobalTensor<G> dgammaGm_;
     GlobalTensor<float> wsGm_;
+    GlobalTensor<int32_t> syncGm_;  // 310P: the soft SyncAll's counters
     GlobalTensor<T> xAll_;  // column mode: every row, for ColumnDgamma
     GlobalTensor<T> dyAll_;
     GlobalTensor<float> rstdAll_;

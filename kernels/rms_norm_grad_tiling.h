@@ -33,4 +33,7 @@ struct AirfuseRmsNormGradTilingData {
     // splitAcc with each row's x and dy tiles whole in UB (two buffers; rowStride the row's): only
     // the float work and dx go by chunks, x and dy are read once.
     uint32_t rowResident;
+    // No hardware SyncAll (310P) with partial rows: bytes of the soft SyncAll's counters at the user
+    // workspace's start (GetBlockNum() * 32, zeroed by every core first; the partial rows follow); 0: none.
+    uint32_t softSyncBytes;
 };

@@ -321,6 +321,34 @@ inline ColumnSplit SplitColumns(uint64_t rows, uint32_t cols, uint32_t s, uint32
     return {cores, width, uint32_t(step)};
 }
 
+// AirfuseRmsNormGrad on a chip with only the soft SyncAll (310P): each core leaves its partial
+// dgamma row in the workspace and, after SyncAll(gm, ub), sums a slice of columns of all of them
+// (kernels/rms_norm_grad.cpp SpreadReduce), so x and dy are read once where the column split
+// (SplitColumns) reads them twice. Its counters sit at the workspace's start, GetBlockNum() * 32
+// bytes that every core zeroes at its start (op_host has no zeroed workspace): that is safe only
+// if every core's zeroing lands before any core counts, which the twin checks against an assumed
+// start skew of the cores (twin/README.md; 2000 cycles, at 310P's modelled 25.5 B/cycle per core
+// of 8 ~51 KB of GM traffic). So every core must move at least kSoftSyncMinCoreBytes of x, dy and
+// dx before it counts, with all cores given rows (block_dim = the rows' cores). It is also the
+// faster way only from kSoftSyncFasterCoreBytes a core on, where the column split's second read
+// of x and dy outweighs the SyncAll and the spread sum (benchmarks/kernel_time.py, 310P3 float16,
+// column split -> soft SyncAll: 128 x 4096 25.97 -> 21.76 us at 384 KB a core; but at 96 KB a
+// core 128 x 1024 8.06 -> 8.56 us, 16 x 8192 8.40 -> 11.48 us and, with the Gathered row
+// scalars, 1024 x 128 8.05 -> 8.41 us). Also: resident rows (split rows would
+// send their partial rows through GM), columns whole 32 B blocks of x and dgamma (slices stored
+// as whole blocks), and UB for the counters' buffer. Returns the counters' bytes, or 0.
+constexpr uint64_t kSoftSyncMinCoreBytes = 64u << 10, kSoftSyncFasterCoreBytes = 128u << 10;
+static_assert(kSoftSyncFasterCoreBytes >= kSoftSyncMinCoreBytes, "where the soft SyncAll pays, its zeroing must be safe");
+
+inline uint32_t SoftSyncBytes(uint64_t rows, uint32_t cols, uint32_t s, uint32_t g, bool natural, const Plan& p, uint32_t rowCores, uint32_t blockDim,
+                              uint32_t ubBytes, uint64_t usedUb) {
+    uint32_t unit = 32 / (s < g ? s : g), counters = blockDim * 32;
+    if (rowCores < 2 || rowCores != blockDim || natural || p.chunk < cols || cols % unit != 0) return 0;
+    uint64_t coreBytes = rows / rowCores * cols * s * 3;
+    if (coreBytes < kSoftSyncFasterCoreBytes || usedUb + counters > ubBytes) return 0;
+    return counters;
+}
+
 }  // namespace detail
 
 inline Result RmsNorm(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType x, DType gamma, float epsilon, AirfuseRmsNormTilingData* out,
@@ -361,8 +389,8 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // barriers where the scalar unit costs ~60 cycles a row (benchmarks/kernel_time.py, 910B2
     // bf16: 1024 x 512, 16 rows a step, 3.76 -> 3.60 us; 1024 x 1024, 8 rows, 5.23 -> 5.33 us).
     auto rowVecBytes = [&](uint32_t rpl, uint32_t chunk, uint32_t stride) -> uint32_t {
-        if (aligned || chunk < cols || stride / 8 > 255 || rpl < detail::kVectorRstdMinRows || rpl > 8 * 255) return 0;  // Brcb: a uint8 repeat count
-        return uint32_t(RoundUp(rpl, 8)) * 19 * 4;
+        if (natural || chunk < cols || stride / 8 > 255 || rpl < detail::kVectorRstdMinRows || rpl > 8 * 255) return 0;  // Brcb: a uint8 repeat count
+        return uint32_t(RoundUp(rpl, 8)) * (aligned ? 35 : 19) * 4;  // 310P: two Gather offset tables for the blocks instead of Brcb
     };
     // red_: a step's row sums and their scratch; a split row's chunk sums a block each, then the scratch.
     auto redBytes = [&](uint32_t rpl, uint32_t chunk, uint32_t stride, uint32_t f) {
@@ -375,11 +403,9 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
         if (chunk < cols) return b + 2 * detail::R32(f * 4) + buf * detail::R32(f * g);
         return b + (s == 4 ? 1 : 2) * detail::R32(uint64_t(rpl) * stride * 4) + detail::R32(f * 4) + rowVecBytes(rpl, chunk, stride);
     };
-    // Without a hardware SyncAll (310P) the cores cannot sum each other's partial dgamma rows (the
-    // soft SyncAll needs its GM region zeroed before any core counts its arrival; op_host has no
-    // zeroed workspace, and SyncAll.md's other way, every core zeroing the whole region at its
-    // start, holds only if no core arrives before the last one has started, which nothing
-    // orders): the cores then split dgamma by columns (SplitColumns), or one core does
+    // Without a hardware SyncAll (310P) the cores sum each other's partial dgamma rows only after
+    // the soft SyncAll, whose counters every core zeroes at its start (SoftSyncBytes: when that is
+    // safe and pays); else the cores split dgamma by columns (SplitColumns), or one core does
     // everything. With one, split rows sum theirs in UB (splitAcc below) or, when that does not
     // fit, take the column split: their partial rows would go through GM row by row
     // (benchmarks/kernel_time.py: 910B2 16384 x 16384 bf16 2.89 -> 2.35 x the roofline).
@@ -426,8 +452,11 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
             splitAcc = true;
         }
     }
+    // 310P with the soft SyncAll instead (SoftSync): partial rows, summed by slices of columns after it.
+    uint32_t softSyncBytes = chip.hardSyncAll ? 0 : detail::SoftSyncBytes(rows, cols, s, g, natural, p, rowCores, res.blockDim, chip.ubBytes,
+                                                                          bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride));
     detail::ColumnSplit split{};
-    if (!chip.hardSyncAll || (p.chunk < cols && !splitAcc)) {
+    if (!softSyncBytes && (!chip.hardSyncAll || (p.chunk < cols && !splitAcc))) {
         uint64_t used = bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride);
         split = detail::SplitColumns(rows, cols, s, g, p, forceBlockDim ? forceBlockDim : chip.vectorCores, chip.ubBytes - used);
         if (split.cores == 0 && !chip.hardSyncAll) {
@@ -444,7 +473,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     }
     // 310P: partial rows start 32 B-aligned and hold the row's windowed layout.
     uint32_t wsStride = aligned ? uint32_t(RoundUp(cols, e)) : cols;
-    res.workspaceBytes = split.cores ? 0 : uint64_t(rowCores) * wsStride * sizeof(float);
+    res.workspaceBytes = split.cores ? 0 : softSyncBytes + uint64_t(rowCores) * wsStride * sizeof(float);
     *out = AirfuseRmsNormGradTilingData{};
     detail::FillRowFields(out, rows, cols, p, rowCores, aligned, s);
     out->usedCores = rowCores;
@@ -458,6 +487,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     out->splitAcc = splitAcc;
     out->rowVecBytes = rowVecBytes(p.rowsPerLoop, p.chunk, p.rowStride);
     out->rowResident = rowResident;
+    out->softSyncBytes = softSyncBytes;
     return res;
 }
 

@@ -21,7 +21,9 @@ B2, P3 = "Ascend910B2", "Ascend310P3"
 
 # (chip, shape, x dtype, gamma dtype, block_dim or 0 for the tiling's). (35, 512) and (94, 512) on
 # one 310P core: a 3-row last step of the vector rstd, its stage into the next slot's block; (4099, 16):
-# more rows than UB leaves for a stage of all of them, so it is flushed between steps.
+# more rows than UB leaves for a stage of all of them, so it is flushed between steps; (1376, 128) on
+# 310P: partial dgamma rows after the soft SyncAll, whose counters every core zeroes first, and
+# Gathered row scalars with a short last step.
 NORM_SCENARIOS = [
     (B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 0), (B2, (4, 8192), BF16, F32, 0), (B2, (16, 64), F16, F32, 4),
     (B2, (16, 24), F16, F16, 4), (B2, (200, 100), BF16, BF16, 1),
@@ -30,7 +32,7 @@ NORM_SCENARIOS = [
     (P3, (3, 7), F16, F16, 0), (P3, (2, 4097), F32, F32, 0), (P3, (9, 1), F32, F32, 8), (P3, (40, 100), F16, F32, 4),
     (P3, (1, 65536), F32, F32, 0), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F16, 0), (P3, (8, 4096), F16, F16, 1),
     (P3, (24, 256), F16, F32, 0), (P3, (2, 20000), F32, F32, 0), (P3, (16, 16384), F16, F16, 0), (P3, (35, 512), F16, F16, 1),
-    (P3, (94, 512), F16, F16, 1), (P3, (4099, 16), F16, F16, 1),
+    (P3, (94, 512), F16, F16, 1), (P3, (4099, 16), F16, F16, 1), (P3, (1376, 128), F16, F32, 0),
 ]
 # (chip, shape, x dtype, gamma dtype, block_dim): the residual add's own paths (float and half sums,
 # split rows reading x back, rows under 32 B streaming x on 310P).

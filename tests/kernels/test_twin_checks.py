@@ -126,16 +126,27 @@ def test_cross_core_race_on_gm(broken):
 
 def test_soft_sync_all_needs_a_region_zeroed_before_the_launch(broken):
     """310P's soft SyncAll counts in GM: with the region zeroed beforehand, blocks exchange data
-    across it; with stale counts it would pass early; zeroing it in the kernel races."""
+    across it; with stale counts it would pass early."""
     run(broken, "correct_soft_sync", block_dim=2, chip="Ascend310P3", x=torch.zeros(256))
     stale = torch.zeros(256)
     stale.view(torch.int32)[8] = 5
     with pytest.raises(twin.TwinError, match=r"^kernel correct_soft_sync, block 1/2: SyncAll\(gmWorkspace, ubWorkspace, usedCores\): this "
                                              r"block's count in gmWorkspace is 5 at its SyncAll #1, not 0: the region was not zeroed"):
         run(broken, "correct_soft_sync", block_dim=2, chip="Ascend310P3", x=stale)
-    with pytest.raises(twin.TwinError, match=r"^kernel broken_soft_sync_zeroed_in_kernel, block [01]/2: .*GM bytes \[\d+, \d+\) of 'x' "
-                                             r".*cross-core race"):
-        run(broken, "broken_soft_sync_zeroed_in_kernel", block_dim=2, chip="Ascend310P3", x=torch.zeros(256))
+
+
+def test_soft_sync_all_region_zeroed_in_the_kernel_early_enough(broken):
+    """SyncAll.md's other way: every block zeroes the whole region in the kernel. Accepted when the
+    cost model has every zeroing land the assumed start skew before the first block counts (here
+    over stale counts); a block zeroing after its work is refused, naming both blocks and times."""
+    stale = torch.zeros(256)
+    stale.view(torch.int32)[0] = 7
+    run(broken, "correct_soft_sync_zeroed_in_kernel", block_dim=2, chip="Ascend310P3", x=stale)
+    skew = next(r.value for r in twin.cost_parameters() if r.chip == "310P" and r.name == "soft_sync_start_skew")
+    with pytest.raises(twin.TwinError, match=r"^kernel broken_soft_sync_zeroed_late, block 0/2: SyncAll\(gmWorkspace, ubWorkspace, usedCores\): "
+                                             rf"block 1's zeroing of the soft SyncAll's gmWorkspace lands at cycle \d+, block [01] counts its "
+                                             rf"first SyncAll at cycle \d+: less than the assumed start skew of {skew:.0f} cycles"):
+        run(broken, "broken_soft_sync_zeroed_late", block_dim=2, chip="Ascend310P3", x=torch.zeros(256))
 
 
 def test_sync_all_needs_every_block_resident(broken):

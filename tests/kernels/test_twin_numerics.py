@@ -227,7 +227,7 @@ def test_310p_grad_refuses_several_cores_without_a_column_split():
 
 # (rows, cols, x dtype, gamma dtype, block_dim): resident rows of float and float16 (float and half
 # dgamma), a last slice narrower than the others (20000 = 7 x 2512 + 2416), split rows, forced cores.
-COLUMN_CASES = [(37, 256, torch.float32, torch.float32, 0), (300, 1024, torch.float16, torch.float32, 0), (45, 4096, torch.float16, torch.float16, 0),
+COLUMN_CASES = [(37, 256, torch.float32, torch.float32, 0), (100, 1024, torch.float16, torch.float32, 0), (45, 4096, torch.float16, torch.float16, 0),
                 (3, 20000, torch.float16, torch.float16, 0), (2, 32768, torch.float32, torch.float32, 0), (50, 96, torch.float16, torch.float16, 3)]
 
 
@@ -235,6 +235,22 @@ COLUMN_CASES = [(37, 256, torch.float32, torch.float32, 0), (300, 1024, torch.fl
 def test_310p_grad_splits_dgamma_by_columns(rows, cols, x_dt, g_dt, block_dim):
     """310P: each core sums dgamma over every row for a slice of columns (no SyncAll needed)."""
     check_column_split("Ascend310P3", rows, cols, x_dt, g_dt, block_dim, min(rows, 8))
+
+
+@pytest.mark.parametrize("rows,cols,x_dt,g_dt", [(300, 1024, torch.float16, torch.float32), (1376, 128, torch.float16, torch.float16),
+                                                 (203, 2056, torch.float32, torch.float32)], ids=str)
+def test_310p_grad_sums_partial_rows_after_the_soft_sync_all(rows, cols, x_dt, g_dt):
+    """310P with enough rows a core: partial dgamma rows in the workspace after the soft SyncAll's
+    counters, which every core zeroes first (the twin checks the timing); then each core sums a
+    slice of columns of them (x and dy read once, no column split)."""
+    chip = "Ascend310P3"
+    tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[x_dt], twin.GE_DTYPE[g_dt], 0)
+    col_cores, sync_bytes = struct.unpack_from("<I", tile.data.raw, 72)[0], struct.unpack_from("<I", tile.data.raw, 96)[0]
+    ws_stride = -(-cols // (32 // x_dt.itemsize)) * (32 // x_dt.itemsize)
+    assert (col_cores, sync_bytes, tile.block_dim) == (0, 8 * 32, 8) and tile.workspace_bytes == (2 << 20) + 8 * 32 + 8 * ws_stride * 4
+    gen = generator()
+    x, gamma, dy = randn((rows, cols), x_dt, gen), randn((cols,), g_dt, gen), randn((rows, cols), x_dt, gen)
+    check_rms_norm_backward(dy, x, gamma, chip=chip)
 
 
 @pytest.mark.parametrize("rows,cols,x_dt,g_dt", [(5, 20000, torch.bfloat16, torch.float32), (60, 16384, torch.float16, torch.float16)], ids=str)

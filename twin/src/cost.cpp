@@ -56,6 +56,9 @@ const CostRow kCostTable[] = {
     {"910B", "sync_all", 500, "cycles", true, "no figure found: hardware cross-core barrier"},
     {"310P", "soft_sync_all", 2000, "cycles", true, "no figure found: GM counters polled by every core"},
     {"910B", "soft_sync_all", 2000, "cycles", true, "no figure found: GM counters polled by every core"},
+    {"910B", "soft_sync_start_skew", 2000, "cycles", true,
+     "no figure found: how far apart the cores of a batch-mode launch may start; the soft SyncAll's kernel-side zeroing must land this much before any core's first count (twin/README.md)"},
+    {"310P", "soft_sync_start_skew", 2000, "cycles", true, "no figure found: as 910B"},
 };
 const int kCostRows = int(sizeof kCostTable / sizeof *kCostTable);
 
@@ -92,6 +95,7 @@ ChipCost Load(const char* soc) {
     get("scalar_ub", c.p.scalarUb);
     get("scalar_gm", c.p.scalarGm);
     get("soft_sync_all", c.p.softSyncAll);
+    get("soft_sync_start_skew", c.p.softSyncSkew);
     if (!Lookup(soc, "sync_all", &c.p.syncAll)) c.p.syncAll = 0;  // chips without it never call it
     get("vec_bytes_per_cycle", c.p.vecBytesPerCycle);
     get("vec_exp_elems_per_cycle", c.p.vecExpPerCycle);
@@ -156,6 +160,9 @@ void Commit() {
     }
     c.busy[q] = start + occupy;
     c.done[q] = std::max(c.done[q], start + occupy + latency);
+    Core& core = Cur();  // the early GM writes this copy made land with it (SoftSyncAllBlocks)
+    for (size_t i = core.earlyOpen; i < core.earlyWrites.size(); ++i) core.earlyWrites[i].lands = start + occupy + latency;
+    core.earlyOpen = core.earlyWrites.size();
     c.work[q] += occupy;
     c.s += c.p->issue;
     Trace(q, q == kPipeV ? tVectorApi : "copy", start, occupy, start + occupy + latency);

@@ -1,6 +1,7 @@
 // Twin runtime: per-core state, the checks behind the API headers, and the launcher.
 #include <algorithm>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -20,8 +21,10 @@ struct Rendezvous {
 struct Barrier {
     std::mutex m;
     std::condition_variable cv;
-    Rendezvous hard, soft;
+    Rendezvous hard, soft, softFirst;  // softFirst: every participant at its first soft SyncAll, before any counts
     std::vector<double> hardArrive, softArrive;  // per SyncAll: the latest core's modelled arrival
+    std::vector<Core>* cores = nullptr;
+    std::vector<double> firstSoftArrive;  // per block: modelled arrival at its first soft SyncAll
     std::vector<char> done;  // per block: returned from the kernel
     bool aborted = false;
 };
@@ -347,10 +350,63 @@ void SyncAllBlocks() {
     ++c.sync.epoch;
 }
 
+namespace {
+// SyncAll.md's second way to zero the soft SyncAll's region: in the kernel, every participating
+// block zeroing all of it. Nothing orders one block's zeroing before another's first count but
+// time: it holds when, with the cores of a batch-mode launch starting together (op_host sets
+// SetScheduleMode(1) for kernels that sync), every block's zeroing has landed at least the
+// assumed start skew (soft_sync_start_skew) before the first block counts. Called by the lowest
+// participant once every participant has arrived (their early writes and arrivals are final).
+// No early write into the region: the region was zeroed before the launch (the counts check it).
+void CheckKernelZeroing(const uint8_t* region, uint64_t bytes, uint32_t total) {
+    const char* api = "SyncAll(gmWorkspace, ubWorkspace, usedCores)";
+    Core& c = Cur();
+    const std::vector<Core>& cores = *gBarrier->cores;
+    const uint8_t* end = region + bytes;
+    int zeroer = -1;
+    for (uint32_t b = 0; b < total && zeroer < 0; ++b)
+        for (const Core::EarlyWrite& w : cores[b].earlyWrites)
+            if (w.p < end && w.p + w.bytes > region) zeroer = int(b);
+    if (zeroer < 0) return;
+    int lateBlock = -1, firstBlock = -1;
+    double late = 0, first = 0;
+    for (uint32_t b = 0; b < total; ++b) {
+        std::map<uint64_t, uint64_t> covered;  // byte ranges of the region this block wrote
+        for (const Core::EarlyWrite& w : cores[b].earlyWrites) {
+            if (w.p >= end || w.p + w.bytes <= region) continue;
+            if (!c.countOnly && !w.zeros)
+                Fail(api, Fmt("block %u's %s writes non-zero data into the soft SyncAll's gmWorkspace before its first SyncAll; "
+                              "zeroing it in the kernel (SyncAll.md) is the only other write allowed there",
+                              b, w.api));
+            uint64_t lo = w.p > region ? uint64_t(w.p - region) : 0, hi = std::min<uint64_t>(bytes, uint64_t(w.p + w.bytes - region));
+            covered[lo] = std::max(covered[lo], hi);
+            if (lateBlock < 0 || w.lands > late) late = w.lands, lateBlock = int(b);
+        }
+        uint64_t reach = 0;
+        for (const auto& r : covered) {
+            if (r.first > reach) break;
+            reach = std::max(reach, r.second);
+        }
+        if (reach < bytes)
+            Fail(api, Fmt("block %d zeroes the soft SyncAll's gmWorkspace in the kernel, but block %u leaves bytes [%llu, %llu) of its "
+                          "%llu unzeroed before its first SyncAll: every participating block must zero the whole region (SyncAll.md)",
+                          zeroer, b, (unsigned long long)reach, (unsigned long long)bytes, (unsigned long long)bytes));
+        double arrive = gBarrier->firstSoftArrive[b];
+        if (firstBlock < 0 || arrive < first) first = arrive, firstBlock = int(b);
+    }
+    double skew = c.cost.p->softSyncSkew;
+    if (late + skew > first)
+        Fail(api, Fmt("block %d's zeroing of the soft SyncAll's gmWorkspace lands at cycle %.0f, block %d counts its first SyncAll at "
+                      "cycle %.0f: less than the assumed start skew of %.0f cycles (soft_sync_start_skew) apart, so on the NPU the "
+                      "zeroing may wipe that count and the barrier hang; zero the region earlier, or before the launch",
+                      lateBlock, late, firstBlock, first, skew));
+}
+}  // namespace
+
 // The soft SyncAll (SyncAll.md; [ADK] dav_m200 SoftSyncAllImpl): block i counts its SyncAlls in
 // the int32 at gmWorkspace[8 i] and waits until the participants' counts add up. So the region
-// must hold zeros before any block's first SyncAll: zeroed before the launch (a block zeroing it
-// itself races with the others' counts, which the GM race check reports).
+// must hold zeros before any block's first SyncAll: zeroed before the launch, or by every
+// participant in the kernel early enough (CheckKernelZeroing).
 void SoftSyncAllBlocks(int32_t* gm, uint64_t gmElems, uint64_t ubBytes, int32_t usedCores) {
     const char* api = "SyncAll(gmWorkspace, ubWorkspace, usedCores)";
     Core& c = Cur();
@@ -363,7 +419,17 @@ void SoftSyncAllBlocks(int32_t* gm, uint64_t gmElems, uint64_t ubBytes, int32_t 
     BarrierAt(AscendC::PIPE_ALL, Site{});
     int32_t* slot = gm + c.blockIdx * 8;
     uint32_t k = ++c.softSyncs;
-    Instr(api, kPipeMte3).Gm(slot, 4, true);
+    if (k == 1) {  // every participant's zeroing done (in the twin's threads too) before anyone counts
+        double arrive = CostDrain();
+        std::unique_lock<std::mutex> lk(gBarrier->m);
+        Slot(gBarrier->firstSoftArrive, size_t(c.blockIdx)) = arrive;
+        Rendezvous& r = gBarrier->softFirst;
+        if (r.arrived == 0) r.total = total;
+        Meet(r, lk, api);
+        lk.unlock();
+        if (c.blockIdx == 0) CheckKernelZeroing(reinterpret_cast<const uint8_t*>(gm), need, total);
+    }
+    Instr(api, kPipeMte3).Gm(slot, 4, true, GmWriteKind::kCount);
     if (!c.countOnly) {
         if (*slot != int32_t(k - 1))
             Fail(api, Fmt("this block's count in gmWorkspace is %d at its SyncAll #%u, not %u: the region was not zeroed before the launch "
@@ -511,6 +577,7 @@ int Launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim, int
     Barrier barrier;
     barrier.hard.total = blockDim;
     barrier.done.assign(blockDim, 0);
+    barrier.cores = &cores;
     gBarrier = &barrier;
     std::mutex errMutex;
     std::string firstErr;

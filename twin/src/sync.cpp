@@ -237,8 +237,11 @@ void Instr::Ub(const char* which, uint32_t off, uint64_t bytes, int32_t buf, uin
 }
 
 namespace {
-std::string GmConflict(const GmCell& g, int16_t me, uint32_t epoch, Pipe p, uint32_t seq, bool write) {
-    if (g.writer >= 0 && g.writer != me && g.writeEpoch == epoch)
+std::string GmConflict(const GmCell& g, int16_t me, uint32_t epoch, Pipe p, uint32_t seq, bool write, GmWriteKind kind) {
+    // Zeros over another block's early zeros, or a soft SyncAll's count over them: the soft
+    // SyncAll's kernel-side zeroing, judged by its timing in SoftSyncAllBlocks.
+    bool zeroing = write && kind != GmWriteKind::kPlain && g.zeroFill;
+    if (g.writer >= 0 && g.writer != me && g.writeEpoch == epoch && !zeroing)
         return Fmt("%s bytes block %d wrote (%s) with no SyncAll between them: cross-core race", write ? "overwrites" : "reads", g.writer,
                    g.writeApi);
     if (write && g.reader != kNoBlock && g.reader != me && g.readEpoch == epoch)
@@ -254,21 +257,24 @@ std::string GmConflict(const GmCell& g, int16_t me, uint32_t epoch, Pipe p, uint
 }
 }  // namespace
 
-void Instr::Gm(const void* p, uint64_t bytes, bool write) const {
+void Instr::Gm(const void* p, uint64_t bytes, bool write, GmWriteKind kind) const {
     const GmBuffer& buf = CheckGm(api_, p, bytes);
     CostGm(buf.base, static_cast<const uint8_t*>(p) - buf.base, bytes, write);
-    if (!buf.shadow) return;
     Core& c = Cur();
+    bool early = write && pipe_ == kPipeMte3 && kind != GmWriteKind::kCount && c.sync.epoch == 0;
+    if (early) c.earlyWrites.push_back({static_cast<const uint8_t*>(p), bytes, kind == GmWriteKind::kZeros, 0.0, api_});
+    if (!early && kind == GmWriteKind::kZeros) kind = GmWriteKind::kPlain;  // zeros after a SyncAll are ordinary data
+    if (!buf.shadow) return;
     int16_t me = int16_t(c.blockIdx);
     uint32_t epoch = c.sync.epoch;
     std::lock_guard<std::mutex> lock(buf.shadow->m);
     uint64_t off = static_cast<const uint8_t*>(p) - buf.base, end = off + bytes;
     for (uint64_t i = off; i < end; ++i) {
         GmCell& g = buf.shadow->cells[i];
-        std::string why = GmConflict(g, me, epoch, pipe_, seq_, write);
+        std::string why = GmConflict(g, me, epoch, pipe_, seq_, write, kind);
         if (!why.empty()) {
             uint64_t last = i;
-            while (last + 1 < end && GmConflict(buf.shadow->cells[last + 1], me, epoch, pipe_, seq_, write) == why) ++last;
+            while (last + 1 < end && GmConflict(buf.shadow->cells[last + 1], me, epoch, pipe_, seq_, write, kind) == why) ++last;
             Fail(api_, Fmt("(%s) %s GM bytes [%llu, %llu) of '%s' %s", PipeName(pipe_), write ? "writes" : "reads", (unsigned long long)i,
                            (unsigned long long)(last + 1), buf.name.c_str(), why.c_str()));
         }
@@ -278,6 +284,7 @@ void Instr::Gm(const void* p, uint64_t bytes, bool write) const {
             g.writePipe = pipe_;
             g.writeSeq = seq_;
             g.writeApi = api_;
+            g.zeroFill = kind == GmWriteKind::kZeros;
             g.reader = kNoBlock;
             g.lastReader = kNoBlock;
             continue;

@@ -457,25 +457,36 @@ extern "C" __global__ __aicore__ void broken_unregistered_tiling(GM_ADDR x, GM_A
 
 // ---- the soft SyncAll (310P's only cross-core barrier) ----
 
-// Blocks 0 and 1 meet in the soft SyncAll on x[0..16) as int32 (`zeroInKernel`: each block
-// zeroes that region itself first); block 1 stores x[64..128) before it, block 0 loads it after.
-template <bool zeroInKernel> void SoftSync(GM_ADDR x) {
+// Blocks 0 and 1 meet in the soft SyncAll on x[0..16) as int32; block 1 stores x[64..128) before
+// it, block 0 loads it after. Before the SyncAll each block works ~3000 cycles on the vector unit
+// (the cost model's clock). Zeroing: kHost the launch's x holds zeros already; kEarly every block
+// zeroes the region in the kernel first (SyncAll.md's kernel-side initialisation); kLate block 1
+// does so only after its work, so its zeroing may land after block 0 counts.
+enum SoftZeroing { kHost, kEarly, kLate };
+template <SoftZeroing zeroing> void SoftSync(GM_ADDR x) {
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
+    TBuf<TPosition::VECCALC> buf, work;
     pipe.InitBuffer(buf, 512);
+    pipe.InitBuffer(work, 16384);
     GlobalTensor<int32_t> sync;
     sync.SetGlobalBuffer((__gm__ int32_t*)x, 16);
     GlobalTensor<float> data;
     data.SetGlobalBuffer((__gm__ float*)x + 64, 64);
     LocalTensor<float> t = buf.Get<float>(64);
-    if (zeroInKernel) {
+    auto zero = [&] {
         LocalTensor<int32_t> zeros = buf.GetWithOffset<int32_t>(16, 256);
-        for (int i = 0; i < 16; ++i) zeros.SetValue(i, 0);
-        int32_t eventSMte3 = GetTPipePtr()->FetchEventID(HardEvent::S_MTE3);
-        SetFlag<HardEvent::S_MTE3>(eventSMte3);
-        WaitFlag<HardEvent::S_MTE3>(eventSMte3);
+        Duplicate(zeros, 0, 16);
+        int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMte3);
+        WaitFlag<HardEvent::V_MTE3>(eventVMte3);
         DataCopy(sync, zeros, 16);
+    };
+    if (zeroing == kEarly || (zeroing == kLate && GetBlockIdx() == 0)) zero();
+    for (int i = 0; i < 32; ++i) {
+        Duplicate(work.Get<float>(), float(i), 4096);
+        PipeBarrier<PIPE_V>();
     }
+    if (zeroing == kLate && GetBlockIdx() == 1) zero();
     if (GetBlockIdx() == 1) {
         Duplicate(t, 1.0f, 64);
         int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
@@ -486,8 +497,9 @@ template <bool zeroInKernel> void SoftSync(GM_ADDR x) {
     SyncAll(sync, buf.GetWithOffset<int32_t>(64, 256), 2);
     if (GetBlockIdx() == 0) DataCopy(t, data, 64);
 }
-extern "C" __global__ __aicore__ void correct_soft_sync(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { SoftSync<false>(x); }
-extern "C" __global__ __aicore__ void broken_soft_sync_zeroed_in_kernel(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { SoftSync<true>(x); }
+extern "C" __global__ __aicore__ void correct_soft_sync(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { SoftSync<kHost>(x); }
+extern "C" __global__ __aicore__ void correct_soft_sync_zeroed_in_kernel(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { SoftSync<kEarly>(x); }
+extern "C" __global__ __aicore__ void broken_soft_sync_zeroed_late(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { SoftSync<kLate>(x); }
 
 // In place: MTE3 overwrites x[0..64) that this core's MTE2 may still be loading.
 extern "C" __global__ __aicore__ void broken_missing_mte2_mte3(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {

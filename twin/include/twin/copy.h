@@ -112,7 +112,9 @@ template <typename T> void DataCopy(const GlobalTensor<T>& dst, const LocalTenso
     twin::CheckGm(api, dst.GetPhyAddr(), bytes);
     twin::Instr in(api, twin::kPipeMte3);
     src.Access(in, "src", bytes, false);
-    in.Gm(dst.GetPhyAddr(), bytes, true);
+    // Zeros (a full launch only: count-only moves no data) may be the soft SyncAll's kernel-side zeroing.
+    bool zeros = !twin::Cur().countOnly && twin::AllZero(src.Data(), bytes);
+    in.Gm(dst.GetPhyAddr(), bytes, true, zeros ? twin::GmWriteKind::kZeros : twin::GmWriteKind::kPlain);
     twin::Cur().gmWritten += bytes;
     if (!twin::Cur().countOnly) std::memcpy(dst.GetPhyAddr(), src.Data(), bytes);
 }

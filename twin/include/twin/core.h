@@ -61,6 +61,19 @@ struct Core {
     uint32_t bufCount = 0;
     uint32_t initBuffers = 0;     // TPipe::InitBuffer calls, to name buffers in messages
     uint32_t softSyncs = 0;       // soft SyncAll calls passed
+    // GM writes by MTE3 before this block's first SyncAll, for the soft SyncAll's kernel-side
+    // zeroing (SoftSyncAllBlocks): where, whether the data was all zeros (unknown in count-only
+    // launches), and when the cost model has it land; entries from `earlyOpen` on belong to the
+    // instruction not costed yet.
+    struct EarlyWrite {
+        const uint8_t* p;
+        uint64_t bytes;
+        bool zeros;
+        double lands;
+        const char* api;
+    };
+    std::vector<EarlyWrite> earlyWrites;
+    size_t earlyOpen = 0;
     bool pipeAlive = false;
     uint32_t liveBufs[16] = {};   // allocated queue buffers per TPosition
     std::vector<QueueBase*> queues;
@@ -104,6 +117,13 @@ constexpr const char* kSystemWorkspace = "system workspace";
 
 // GM bounds: [p, p+bytes) must lie inside one registered buffer.
 const GmBuffer& CheckGm(const char* api, const void* p, uint64_t bytes);
+
+inline bool AllZero(const void* p, uint64_t bytes) {
+    auto* b = static_cast<const uint8_t*>(p);
+    for (uint64_t i = 0; i < bytes; ++i)
+        if (b[i]) return false;
+    return true;
+}
 
 void SyncAllBlocks();
 void SoftSyncAllBlocks(int32_t* gm, uint64_t gmElems, uint64_t ubBytes, int32_t usedCores);

@@ -35,6 +35,7 @@ struct CostParams {
     double scalarGm = 0;         // a scalar read/write of GM (GlobalTensor::GetValue/SetValue)
     double syncAll = 0;          // hardware SyncAll once every core arrived
     double softSyncAll = 0;      // SyncAll(gm, ub, usedCores) once every core arrived
+    double softSyncSkew = 0;     // start skew of a batch-mode launch's cores, for kernel-side zeroing
     // vector: bytes of the widest operand per cycle (Exp: elements per cycle), and the cycles
     // from an instruction's last repeat to its result, per instruction class
     double vecBytesPerCycle = 0, vecExpPerCycle = 0;

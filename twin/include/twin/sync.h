@@ -32,7 +32,8 @@ public:
     Instr(const char* api, Pipe pipe);
     // buf/gen: the queue buffer and generation of the tensor (-1 for TBuf memory).
     void Ub(const char* which, uint32_t off, uint64_t bytes, int32_t buf, uint32_t gen, bool write) const;
-    void Gm(const void* p, uint64_t bytes, bool write) const;
+    // kind: what a write is to the soft SyncAll's kernel-side zeroing (SoftSyncAllBlocks).
+    void Gm(const void* p, uint64_t bytes, bool write, GmWriteKind kind = GmWriteKind::kPlain) const;
     // A vector instruction's size for the cost model: elements of the widest operand.
     void Vector(uint64_t elems, uint32_t elemBytes) const { CostVector(api_, elems, elemBytes); }
 

@@ -80,6 +80,10 @@ struct SyncState {
 // pipe and instruction of the last write and of the last read (ordering inside one core, e.g.
 // MTE3 then MTE2, or MTE2 then MTE3).
 constexpr int16_t kNoBlock = -1, kManyBlocks = -2;
+// A GM write as the soft SyncAll's kernel-side zeroing sees it: zeros stored by MTE3 before the
+// block's first SyncAll, or a SyncAll's own count; two such writes of different blocks are not a
+// race by themselves (SoftSyncAllBlocks checks the zeroing's timing instead).
+enum class GmWriteKind : uint8_t { kPlain, kZeros, kCount };
 struct GmCell {
     int16_t writer = kNoBlock;
     int16_t reader = kNoBlock;    // readers since the write, in readEpoch: one block, or several
@@ -89,6 +93,7 @@ struct GmCell {
     uint32_t writeSeq = 0, readSeq = 0;
     const char* writeApi = "";
     const char* readApi = "";
+    bool zeroFill = false;        // the last write put zeros there by MTE3 before its block's first SyncAll
 };
 
 struct GmShadow {
