@@ -46,7 +46,9 @@ def meta_rope(x, pair_angles):
 
 
 # (x shape, cos/sin shape): LLM layouts [B, H, S, D] and [B, S, H, D] with head dims 64 and 128,
-# a hidden of 14336 (one head spanning it), and small odd shapes.
+# a hidden of 14336 (one head spanning it), and small odd shapes; the last, [B, H, S, D] with
+# S = 37, runs the CPU kernel's 16-token tiles (each visited once per head) over two batches, the
+# last tile of each partial.
 SHAPES = [
     ((2, 8, 16, 64), (1, 1, 16, 64)),
     ((2, 8, 16, 128), (2, 1, 16, 128)),
@@ -56,6 +58,7 @@ SHAPES = [
     ((7, 6), (7, 6)),
     ((3, 1, 5, 10), (1, 1, 5, 10)),
     ((2,), (2,)),
+    ((2, 3, 37, 8), (2, 1, 37, 8)),
 ]
 
 

@@ -3,7 +3,7 @@
 //
 // Every kernel reads its inputs in their own dtype, computes in M (float32 for the IR dtypes,
 // float64 for the float64 reference dtype) and rounds once when it stores, as the Python math it
-// replaced did (airfuse/ops/*.py keeps that math as *_reference). Partial vectors at the end of a
+// replaced did (airfuse/ops/*.py keeps that math as *_reference). Partial blocks at the end of a
 // row go through the same vector code via a padded buffer, so an element's result never depends on
 // where it falls in a row (swiglu and silu_mul agree bit for bit, whatever the split).
 //
@@ -81,10 +81,11 @@ C10_ALWAYS_INLINE void store(T* p, const Vec<M>& v, int64_t n = kWidth<M>) {
   for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(buffer[i]);
 }
 
-// Blocks: two vectors of M, the unit of the kernels that read and write T in their own lane order
-// (norm.cpp, rope.cpp). A block holds kBlock<M> consecutive elements; which element sits in which
-// lane is the block order of T, the same for every block load and store of T, so elementwise math on
-// blocks is unchanged and only a sum over lanes (row_sum) sees the order.
+// Blocks: two vectors of M, the unit in which every kernel reads and writes T (norm.cpp, rope.cpp,
+// and act.cpp's and add's through elementwise() below). A block holds kBlock<M> consecutive
+// elements; which element sits in which lane is the block order of T, the same for every block
+// load and store of T, so elementwise math on blocks is unchanged and only a sum over lanes
+// (row_sum) sees the order.
 //
 // bfloat16 on AVX512 is kept in even/odd order: the first vector holds elements 0, 2, ..., 30, the
 // second 1, 3, ..., 31. Its loads are then a shift and a mask, and its stores round two vectors
@@ -182,8 +183,9 @@ C10_ALWAYS_INLINE auto each(const F& f, const B&... blocks) {
   return Block<M>{f(blocks[0]...), f(blocks[1]...)};
 }
 
-// Calls body(start, count) for the blocks of [0, n): full ones, then a partial one (forced-inline
-// bodies, as for_each_vector's).
+// Calls body(start, count) for the blocks of [0, n): full ones, then a partial one. Mark bodies
+// C10_ALWAYS_INLINE_ATTRIBUTE: called from two places, GCC would keep them out of line, a call
+// per block with its vectors passed through memory.
 template <class M, class Body>
 C10_ALWAYS_INLINE void for_each_block(int64_t n, const Body& body) {
   int64_t i = 0;
@@ -204,16 +206,6 @@ C10_ALWAYS_INLINE void prefetch_bytes(const void* p, int64_t bytes) {
 template <class M, bool kWrite = false, class T>
 C10_ALWAYS_INLINE void prefetch_block(const T* p) {
   prefetch_bytes<kWrite>(p, kBlock<M> * static_cast<int64_t>(sizeof(T)));
-}
-
-// Calls body(start, count) for the vectors of [0, n): full ones, then a partial one. Mark bodies
-// C10_ALWAYS_INLINE_ATTRIBUTE: called from two places, GCC would keep them out of line, a call
-// per vector with its vectors passed through memory.
-template <class M, class Body>
-C10_ALWAYS_INLINE void for_each_vector(int64_t n, const Body& body) {
-  int64_t i = 0;
-  for (; i + kWidth<M> <= n; i += kWidth<M>) body(i, kWidth<M>);
-  if (i < n) body(i, n - i);
 }
 
 // Work split: enough elements per task that a thread's start-up cost stays small.
@@ -260,7 +252,10 @@ inline auto with_same_or_math(at::ScalarType dtype, const F& f) {
 
 // An elementwise kernel over rows x length elements: input k of row r starts at in[k] + r * in_row[k]
 // (likewise outputs), so one driver serves flat tensors (1 row) and the halves of swiglu's x.
-// f maps the input vectors, in M, to the output vectors, in M; stores round once to T.
+// f maps the input vectors, in M, to the output vectors, in M; stores round once to T. Inputs are
+// read and outputs written in blocks (T's block order, cheaper conversions for bfloat16 on AVX512),
+// and f is applied to each of a block's two vectors: f sees lanes, never positions, so an
+// element's result is the same in any block order.
 template <class T, size_t NI, size_t NO, class F>
 void elementwise(int64_t rows, int64_t length, std::array<const T*, NI> in, std::array<int64_t, NI> in_row,
                  std::array<T*, NO> out, std::array<int64_t, NO> out_row, const F& f) {
@@ -270,13 +265,19 @@ void elementwise(int64_t rows, int64_t length, std::array<const T*, NI> in, std:
     std::array<T*, NO> dst;
     for (size_t k = 0; k < NI; ++k) src[k] = in[k] + row * in_row[k] + begin;
     for (size_t k = 0; k < NO; ++k) dst[k] = out[k] + row * out_row[k] + begin;
-    // Forced inline (with the inputs and outputs unrolled) so that the full vectors' loop has a
-    // constant n and keeps everything in registers.
-    for_each_vector<M>(end - begin, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
-      std::array<Vec<M>, NI> args;
-      c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { args[k] = load<M>(src[k] + i, n); });
-      const std::array<Vec<M>, NO> results = f(args);
-      c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { store<T>(dst[k] + i, results[k], n); });
+    // Forced inline (with the inputs, outputs and a block's two vectors unrolled) so that the full
+    // blocks' loop has a constant n and keeps everything in registers.
+    for_each_block<M>(end - begin, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+      std::array<Block<M>, NI> args;
+      c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { args[k] = load_block<T, M>(src[k] + i, n); });
+      std::array<Block<M>, NO> results;
+      c10::ForcedUnroll<2>{}([&](auto v) C10_ALWAYS_INLINE_ATTRIBUTE {
+        std::array<Vec<M>, NI> vectors;
+        c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { vectors[k] = args[k][v]; });
+        const std::array<Vec<M>, NO> outputs = f(vectors);
+        c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { results[k][v] = outputs[k]; });
+      });
+      c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { store_block<T>(dst[k] + i, results[k], n); });
     });
   });
 }
