@@ -33,4 +33,8 @@ struct AirfuseRmsNormGradTilingData {
     // splitAcc with each row's x and dy tiles whole in UB (two buffers; rowStride the row's): only
     // the float work and dx go by chunks, x and dy are read once.
     uint32_t rowResident;
+    // 910B resident rows with half/bf16 gamma: bytes of gamma's own stage, so it loads after the
+    // first step's rows; 0: staged in the float work and loaded first (float gamma loads late
+    // into its float buffer either way).
+    uint32_t gammaStageBytes;
 };
