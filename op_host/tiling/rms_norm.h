@@ -380,6 +380,15 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     uint32_t rowCores;
     detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
     if (!res.ok()) return res;
+    // 910B: the fewest cores that keep the busiest core's row count (128 rows on 48 cores: 43 of
+    // 3 rows; on 40: 32 of 4), as the forward's: the same rows on the slowest core, fewer partial
+    // dgamma rows to store and sum after SyncAll and, in the cost model, whose HBM share is split
+    // by the cores launched, a larger share each (benchmarks/kernel_time.py, 910B2 bf16 128 x
+    // 16384: 17.76 -> see benchmarks/results/README.md).
+    if (chip.hardSyncAll && !forceBlockDim) {
+        res.blockDim = uint32_t(CeilDiv(rows, CeilDiv(rows, rowCores)));
+        detail::Partition(chip, rows, 0, minRows, res, rowCores);
+    }
     // 910B resident rows in at most kStepsPerCore steps a core: the plan's steps (StepRows' 16 KB
     // floor) evened out over the core's rows, as the forward's (86 rows of 128 bf16: 64 + 22 ->
     // 43 + 43): the first load and the last store exposed are the shorter (benchmarks/kernel_time.py,
