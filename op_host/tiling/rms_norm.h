@@ -384,7 +384,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // 3 rows; on 40: 32 of 4), as the forward's: the same rows on the slowest core, fewer partial
     // dgamma rows to store and sum after SyncAll and, in the cost model, whose HBM share is split
     // by the cores launched, a larger share each (benchmarks/kernel_time.py, 910B2 bf16 128 x
-    // 16384: 17.76 -> see benchmarks/results/README.md).
+    // 16384: 17.76 -> 16.63 us).
     if (chip.hardSyncAll && !forceBlockDim) {
         res.blockDim = uint32_t(CeilDiv(rows, CeilDiv(rows, rowCores)));
         detail::Partition(chip, rows, 0, minRows, res, rowCores);
