@@ -470,7 +470,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     out->rowResident = rowResident;
     // 910B resident rows, half/bf16 gamma: its own stage when UB the plan leaves holds it, so it
     // loads after the first step's rows (kernels/rms_norm_grad.cpp ProcessResident); a plan is
-    // not shrunk for it (1 x 8192 bf16 would lose its second buffer: 1.48 -> 2.07 us). Only for
+    // not shrunk for it (the stage counted in the plan: 1 x 8192 bf16 1.48 -> 2.07 us). Only for
     // gamma of >= kLateGammaBytes on several cores: its cast then sits in the first step's chain,
     // which costs more than a short gamma's transfer, or one core's at the full MTE port
     // (benchmarks/kernel_time.py, 910B2 bf16: 128 x 128 0.90 us either way, 1 x 4096 0.85 -> 0.88).
