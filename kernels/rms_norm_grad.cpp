@@ -67,7 +67,7 @@ public:
         pipe_.InitBuffer(gammaF_, f * sizeof(float));
         pipe_.InitBuffer(red_, t.redBytes);
         if (resident_ || splitAcc_) pipe_.InitBuffer(acc_, (resident_ ? f : RoundUpTo(d, kBlock<float>)) * sizeof(float));
-        if (splitAcc_) {
+        if (splitAcc_ || (resident_ && t.gammaStageBytes)) {
             pipe_.InitBuffer(gammaRow_, RoundUpTo(d, kBlock<G>) * sizeof(G));
         } else if (!resident_) {
             pipe_.InitBuffer(gQue_, t.bufferNum, f * sizeof(G));
@@ -141,7 +141,16 @@ private:
         LocalTensor<float> acc = acc_.Get<float>();
         LocalTensor<float> sums = red_.Get<float>();
         LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - rpl * kSumStride, rpl * kSumStride * 4);
-        mover_.InAsFloat(g, Partials().template ReinterpretCast<G>(), gammaGm_, d);
+        // 910B: gamma after the first step's loads, waited for just before its first use (its
+        // transfer no longer delays the first step: 8 KB at 128 x 4096 bf16 on 910B2, ~440 cycles).
+        bool lateGamma = !mover_.aligned && (kIsFloat<G> || t_.gammaStageBytes != 0);
+        TEventID gammaIn = 0;
+        if (lateGamma) {
+            LoadStep(0);
+            gammaIn = LoadGammaInto(GammaStage());
+        } else {
+            mover_.InAsFloat(g, Partials().template ReinterpretCast<G>(), gammaGm_, d);
+        }
         if (vecRows_ && mover_.aligned) {
             BuildRowTables();
         } else if (vecRows_) {
@@ -151,7 +160,7 @@ private:
         // The first step's rstd copy overwrites rowVec_'s zeros (acc's first reader comes after the step's own barriers).
         PipeBarrier<PIPE_V>();
         bool prefetch = t_.bufferNum > 1;
-        LoadStep(0);
+        if (!lateGamma) LoadStep(0);
         for (uint32_t done = 0; done < rows_.count; done += rpl) {
             uint32_t n = rows_.count - done < rpl ? rows_.count - done : rpl;
             uint32_t width = (n - 1) * stride + span;
@@ -185,6 +194,7 @@ private:
                 Mul(D, A, X, width);
                 PipeBarrier<PIPE_V>();
             }
+            if (lateGamma && done == 0) GammaAsFloat(g, gammaIn);
             if (vecRows_) {
                 MulRows(A, A, g, RowFactor::kSharedRow, n, span, stride);
             } else {
@@ -194,6 +204,8 @@ private:
                 PipeBarrier<PIPE_V>();
             } else {
                 AddRows(acc, D, n, span, stride);
+                // The core's dgamma is complete: its store overlaps the last step's dx work.
+                if (!more) StoreAcc();
             }
             Mul(D, A, X, width);
             PipeBarrier<PIPE_V>();
@@ -241,14 +253,40 @@ private:
             }
             dxQue_.FreeTensor(dxl);
         }
-        if (!ColumnMode()) StoreAcc();
+    }
+
+    // Resident rows on 910B: gamma's load target, gammaF_ itself when float, else its stage gammaRow_.
+    __aicore__ inline LocalTensor<G> GammaStage() {
+        if constexpr (kIsFloat<G>) {
+            return gammaF_.Get<G>();
+        } else {
+            return gammaRow_.Get<G>();
+        }
+    }
+
+    // Issues gamma's load into dst, in its dtype; returns its MTE2 -> V flag.
+    __aicore__ inline TEventID LoadGammaInto(const LocalTensor<G>& dst) {
+        mover_.In(dst, gammaGm_, 0, t_.numCols);
+        TEventID id = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
+        SetFlag<HardEvent::MTE2_V>(id);
+        return id;
+    }
+
+    // Waits for gamma's load and casts it to float (half/bf16); ends with a barrier.
+    __aicore__ inline void GammaAsFloat(const LocalTensor<float>& g, TEventID id) {
+        WaitFlag<HardEvent::MTE2_V>(id);
+        GetTPipePtr()->ReleaseEventID<HardEvent::MTE2_V>(id);
+        if constexpr (!kIsFloat<G>) {
+            Cast(g, gammaRow_.Get<G>(), RoundMode::CAST_NONE, mover_.Span(t_.numCols));
+            PipeBarrier<PIPE_V>();
+        }
     }
 
     // This core's dgamma accumulation (acc_) to its workspace row, unless core 0 sums the rows itself.
     __aicore__ inline void StoreAcc() {
         if (GetBlockIdx() == 0 && !Spread()) return;
         int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-        SetFlag<HardEvent::V_MTE3>(eventVMTE3);  // redundant-sync: grad-acc-store
+        SetFlag<HardEvent::V_MTE3>(eventVMTE3);
         WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
         mover_.PaddedOut(wsGm_, acc_.Get<float>(), uint64_t(GetBlockIdx()) * t_.wsStride, t_.numCols);
     }
@@ -572,31 +610,26 @@ private:
         return t_.usedCores > 1 && PieceCols() > 0 && (!mover_.aligned || t_.softSyncBytes);
     }
 
-    // This core's slice of columns: the partial rows' slices arrive in one strided copy, rows
-    // kBlock-aligned one after another in a_, and are summed by halving (a fixed order, so the
-    // result does not depend on timing), cast, stored.
+    // This core's slice of columns, in pieces: a piece's partial rows arrive in one strided copy,
+    // rows kBlock-aligned one after another, and are summed by halving (a fixed order, so the
+    // result does not depend on timing), cast (into the rows past the sum), stored. With a_ and
+    // b_ both there, the next piece loads into the other while one is summed (128 x 16384 bf16 on
+    // 910B2: six pieces, each load ~660 cycles and its sum and store ~300, in series before).
     __aicore__ inline void SpreadReduce() {
         uint32_t cores = t_.usedCores, d = t_.numCols, block = uint32_t(GetBlockIdx());
         uint32_t slice = RoundUpTo((d + cores - 1) / cores, SliceUnit()), piece = PieceCols();
         if (block >= cores || block * slice >= d) return;
         uint32_t lo = block * slice, hi = lo + slice < d ? lo + slice : d;
-        LocalTensor<float> rows = Partials();
-        for (uint32_t c0 = lo; c0 < hi; c0 += piece) {
-            uint32_t n = hi - c0 < piece ? hi - c0 : piece, stride = RoundUpTo(n, kBlock<float>);
-            int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the previous piece's vector work is done with rows
-            SetFlag<HardEvent::V_S>(eventVS);
-            WaitFlag<HardEvent::V_S>(eventVS);
-            if (mover_.aligned) {  // 310P: n and wsStride whole blocks of float
-                DataCopy(rows, wsGm_[c0], DataCopyParams(uint16_t(cores), uint16_t(n / kBlock<float>), uint16_t((t_.wsStride - n) / kBlock<float>), 0));
-            } else {
-#if AIRFUSE_HAS_DATA_COPY_PAD
-                DataCopyPad(rows, wsGm_[c0], DataCopyExtParams(uint16_t(cores), n * sizeof(float), (t_.wsStride - n) * sizeof(float), 0, 0),
-                            DataCopyPadExtParams<float>());
-#endif
-            }
-            int32_t eventMTE2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
-            SetFlag<HardEvent::MTE2_V>(eventMTE2V);
-            WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
+        bool two = !(resident_ && kIsFloat<T>);  // else only Partials() (c_): a_ and b_ do not exist
+        LocalTensor<float> bufs[2] = {Partials(), two ? b_.Get<float>() : Partials()};
+        TEventID loaded[2] = {LoadPiece(bufs[0], lo, hi - lo < piece ? hi - lo : piece), 0};
+        for (uint32_t c0 = lo, i = 0; c0 < hi; c0 += piece, ++i) {
+            uint32_t n = hi - c0 < piece ? hi - c0 : piece, stride = RoundUpTo(n, kBlock<float>), next = c0 + piece;
+            uint32_t nextN = hi - next < piece ? hi - next : piece;
+            LocalTensor<float> rows = bufs[i % 2];
+            if (two && next < hi) loaded[(i + 1) % 2] = LoadPiece(bufs[(i + 1) % 2], next, nextN);
+            WaitFlag<HardEvent::MTE2_V>(loaded[i % 2]);
+            GetTPipePtr()->ReleaseEventID<HardEvent::MTE2_V>(loaded[i % 2]);
             for (uint32_t count = cores; count > 1;) {
                 uint32_t half = count / 2;
                 Add(rows, rows, rows[(count - half) * stride], half * stride);
@@ -607,23 +640,42 @@ private:
             if constexpr (kIsFloat<G>) {
                 out = rows;
             } else {
-                out = b_.Get<G>();
+                out = rows[stride].template ReinterpretCast<G>();  // cores >= 2: the second row is done with
                 FromFloat(out, rows, n);
             }
             int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
             SetFlag<HardEvent::V_MTE3>(eventVMTE3);
             WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
-            if (mover_.aligned) {
+            if (mover_.aligned) {  // 310P: slices are whole blocks of dgamma
                 DataCopy(dgammaGm_[c0], out, n);
             } else {
 #if AIRFUSE_HAS_DATA_COPY_PAD
                 PadOut(dgammaGm_, out, c0, 1, n);
 #endif
             }
-            int32_t eventMTE3V = GetTPipePtr()->FetchEventID(HardEvent::MTE3_V);  // the next piece overwrites out
+            int32_t eventMTE3V = GetTPipePtr()->FetchEventID(HardEvent::MTE3_V);  // a later piece's load overwrites out (LoadPiece's V_S)
             SetFlag<HardEvent::MTE3_V>(eventMTE3V);
             WaitFlag<HardEvent::MTE3_V>(eventMTE3V);
+            if (!two && next < hi) loaded[0] = LoadPiece(bufs[0], next, nextN);
         }
+    }
+
+    // Issues the load of columns [c0, c0 + n) of every partial row into rows; returns its MTE2 -> V flag.
+    __aicore__ inline TEventID LoadPiece(const LocalTensor<float>& rows, uint32_t c0, uint32_t n) {
+        int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the vector work (and, through MTE3_V, the store) of rows' last piece is done
+        SetFlag<HardEvent::V_S>(eventVS);
+        WaitFlag<HardEvent::V_S>(eventVS);
+        if (mover_.aligned) {  // 310P: n and wsStride whole blocks of float
+            DataCopy(rows, wsGm_[c0], DataCopyParams(uint16_t(t_.usedCores), uint16_t(n / kBlock<float>), uint16_t((t_.wsStride - n) / kBlock<float>), 0));
+        } else {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+            DataCopyPad(rows, wsGm_[c0], DataCopyExtParams(uint16_t(t_.usedCores), n * sizeof(float), (t_.wsStride - n) * sizeof(float), 0, 0),
+                        DataCopyPadExtParams<float>());
+#endif
+        }
+        TEventID id = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
+        SetFlag<HardEvent::MTE2_V>(id);
+        return id;
     }
 
     // Core 0: dgamma = its own accumulation + every other core's workspace row, chunk by chunk.

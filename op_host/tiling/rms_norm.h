@@ -412,6 +412,22 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     uint32_t rowCores;
     detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
     if (!res.ok()) return res;
+    // 910B: the fewest cores that keep the busiest core's row count (128 rows on 48 cores: 43 of
+    // 3 rows; on 40: 32 of 4), as the forward's: the same rows on the slowest core, fewer partial
+    // dgamma rows to store and sum after SyncAll and, in the cost model, whose HBM share is split
+    // by the cores launched, a larger share each (benchmarks/kernel_time.py, 910B2 bf16 128 x
+    // 16384: 17.76 -> 16.63 us).
+    if (chip.hardSyncAll && !forceBlockDim) {
+        res.blockDim = uint32_t(CeilDiv(rows, CeilDiv(rows, rowCores)));
+        detail::Partition(chip, rows, 0, minRows, res, rowCores);
+    }
+    // 910B resident rows in at most kStepsPerCore steps a core: the plan's steps (StepRows' 16 KB
+    // floor) evened out over the core's rows, as the forward's (86 rows of 128 bf16: 64 + 22 ->
+    // 43 + 43): the first load and the last store exposed are the shorter (benchmarks/kernel_time.py,
+    // 910B2 bf16 4096 x 128: 3.50 -> 3.35 us). With more steps they are a small part and evening
+    // cost a little (16384 x 128: 8.45 -> 8.50 us). 310P keeps its steps (its column split sizes by them).
+    uint64_t perCore = CeilDiv(rows, rowCores), steps = CeilDiv(perCore, p.rowsPerLoop);
+    if (chip.hardSyncAll && p.chunk == cols && steps > 1 && steps <= kStepsPerCore) p.rowsPerLoop = uint32_t(CeilDiv(perCore, steps));
     // Split rows with a hardware SyncAll: their dgamma terms summed in a float32 row of UB (plus a
     // chunk buffer for the terms), and gamma kept whole in its dtype instead of a queue of chunks,
     // when that fits with chunks of at least kMinSplitAccChunk: the rows' second read comes from L2,
@@ -488,6 +504,17 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     out->rowVecBytes = rowVecBytes(p.rowsPerLoop, p.chunk, p.rowStride);
     out->rowResident = rowResident;
     out->softSyncBytes = softSyncBytes;
+    // 910B resident rows, half/bf16 gamma: its own stage when UB the plan leaves holds it, so it
+    // loads after the first step's rows (kernels/rms_norm_grad.cpp ProcessResident); a plan is
+    // not shrunk for it (the stage counted in the plan: 1 x 8192 bf16 1.48 -> 2.07 us). Only for
+    // gamma of >= kLateGammaBytes on several cores: its cast then sits in the first step's chain,
+    // which costs more than a short gamma's transfer, or one core's at the full MTE port
+    // (benchmarks/kernel_time.py, 910B2 bf16: 128 x 128 0.90 us either way, 1 x 4096 0.85 -> 0.88).
+    constexpr uint64_t kLateGammaBytes = 1024;
+    if (!aligned && p.chunk == cols && g != 4 && split.cores == 0 && res.blockDim > 1 && uint64_t(cols) * g >= kLateGammaBytes) {
+        uint64_t stageBytes = detail::R32(RoundUp(cols, 32 / g) * g);
+        if (bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride) + stageBytes <= chip.ubBytes) out->gammaStageBytes = uint32_t(stageBytes);
+    }
     return res;
 }
 

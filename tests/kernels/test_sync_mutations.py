@@ -19,7 +19,8 @@ from twin_helpers import generator, randn
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 B2, P3 = "Ascend910B2", "Ascend310P3"
 
-# (chip, shape, x dtype, gamma dtype, block_dim or 0 for the tiling's). (35, 512) and (94, 512) on
+# (chip, shape, x dtype, gamma dtype, block_dim or 0 for the tiling's). (24, 512) on two 910B cores:
+# the gradient's vector per-row scalars (no MTE2 -> S wait) with gamma loaded after the rows. (35, 512) and (94, 512) on
 # one 310P core: a 3-row last step of the vector rstd, its stage into the next slot's block; (4099, 16):
 # more rows than UB leaves for a stage of all of them, so it is flushed between steps; (1376, 128) on
 # 310P: partial dgamma rows after the soft SyncAll, whose counters every core zeroes first, and
@@ -28,7 +29,7 @@ NORM_SCENARIOS = [
     (B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 0), (B2, (4, 8192), BF16, F32, 0), (B2, (16, 64), F16, F32, 4),
     (B2, (16, 24), F16, F16, 4), (B2, (200, 100), BF16, BF16, 1),
     (B2, (1, 65536), F32, F32, 0), (B2, (2, 12288), BF16, BF16, 0), (B2, (1, 20000), F16, F16, 0), (B2, (6, 16384), BF16, BF16, 1),
-    (B2, (2, 20000), F16, F32, 1), (B2, (3, 8192), F16, F16, 1),
+    (B2, (2, 20000), F16, F32, 1), (B2, (3, 8192), F16, F16, 1), (B2, (24, 512), BF16, BF16, 2),
     (P3, (3, 7), F16, F16, 0), (P3, (2, 4097), F32, F32, 0), (P3, (9, 1), F32, F32, 8), (P3, (40, 100), F16, F32, 4),
     (P3, (1, 65536), F32, F32, 0), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F16, 0), (P3, (8, 4096), F16, F16, 1),
     (P3, (24, 256), F16, F32, 0), (P3, (2, 20000), F32, F32, 0), (P3, (16, 16384), F16, F16, 0), (P3, (35, 512), F16, F16, 1),
@@ -64,8 +65,6 @@ REDUNDANT = {
                                "(V -> MTE3 after the Gather into the stage); MTE3 runs in order and Flush's MTE3_S follows its copy",
     "in-as-float-cast": "Mover::InAsFloat's closing barrier: its one caller (rms_norm_grad's ProcessResident; the forward loads "
                         "gamma after its first rows now) zeroes acc and issues a PipeBarrier<PIPE_V> before anything reads gamma",
-    "grad-acc-store": "V_MTE3 before storing acc: the last dx EnQue/DeQue (V_MTE3) is set after the last vector write of acc on "
-                      "the in-order V pipe",
     "grad-workspace-row-store": "MTE3_MTE2 after storing a workspace row: the MTE3_V just before it, then LoadWorkspace's V_S, "
                                 "hold back the next load's issue until the store is done",
 }
