@@ -10,17 +10,10 @@ on its input, so the first load must land before a dependent store can be issued
 lands one more copy latency later (the two latencies are in series, never overlapped).
 Chips: Ascend910B2 and Ascend910B3 (bfloat16), Ascend310P3 (float16; it has no bfloat16).
 
-Big shapes: the twin runs a kernel at about 10 M elements a second, so a launch over more than
-LIMIT elements is modelled from runs of the same kernel with the same block_dim forced and
-block_dim * k rows (tokens), k = k2 / 2 and k2 (k2 = rows per step of the full launch times a
-power of two, at least 4 steps and MIN_ROWS rows, ROW_MIN_ROWS for the row kernels: short runs
-are still latency-bound). The row kernels (rms_norm,
-add_rms_norm, rms_norm_backward) get the full launch's tiling with only the row counts replaced,
-so every core does k / (rows per step) steps identical to the full launch's; the elementwise
-ones (add, activations, rope) tile by elements, independent of the row count. A core's time is
-then affine in k, and the slowest core of the full launch, with ceil(rows / block_dim) rows, is
-extrapolated from the two. A third run at k2 / 4 checks the affinity: those rows say "extrap",
-or "extrap?" when the three runs are not affine within 2 % (then not to be trusted).
+Every row is a full launch of the kernel in the twin's count-only mode (instructions costed, no
+data computed: the whole table takes about 5 minutes on 2 cores). Earlier versions extrapolated
+launches of more than 4 M elements from shorter runs; that was off by up to 11 % (310P rms_norm
+16384 x 1024), so it is gone.
 
 Tokens 1 and 16 are printed apart (launch-bound: latency, not bandwidth, decides them) and left
 out of the worst ratio. Last line: worst_time_ratio=<x> over the rest (forward and backward
@@ -29,9 +22,6 @@ Needs `make twin`.
 """
 
 import argparse
-import contextlib
-import math
-import struct
 
 import torch
 
@@ -44,11 +34,6 @@ LAUNCH_BOUND_TOKENS = (1, 16)
 HIDDEN = (128, 1024, 4096, 8192, 16384)
 MLP_WIDTHS = (11008, 14336)  # intermediate sizes of LLaMA-2 7B and LLaMA-3 8B / Mistral 7B
 ROPE_HEADS, ROPE_DIM = 32, 128  # q of a 32-head attention, [1, S, N, D] with cos/sin [1, S, 1, D]
-LIMIT = 1 << 22
-MIN_ROWS = 32  # rows per core of the largest extrapolation run: enough for the steady state
-# The row kernels need more: with 32, rms_norm_backward 16384 x 1024 (9 rows per step) was
-# extrapolated 20 % below its full run, the first steps' fixed costs still shrinking.
-ROW_MIN_ROWS = 128
 NORM_KERNELS = ("rms_norm", "add_rms_norm", "rms_norm_backward", "add")
 ACT_KERNELS = ("silu_mul", "silu_mul_backward", "swiglu", "swiglu_backward", "gelu", "gelu_backward")
 ROPE_KERNELS = ("rope", "rope_backward")
@@ -114,96 +99,6 @@ def run(kernel, tokens, hidden, dtype, chip, block_dim=0):
     return call(chip=chip, count_only=True, block_dim=block_dim), minimum, elems
 
 
-ROW_TILINGS = {"rms_norm": "rms_norm", "add_rms_norm": "add_rms_norm", "rms_norm_backward": "rms_norm_grad"}
-
-
-@contextlib.contextmanager
-def full_plan(kernel, full_rows):
-    """Row kernels: launches take the tiling of `full_rows` rows, with only the row count and the
-    rows per core replaced by the launch's (block_dim * k rows, k each): the same UB plan and
-    rows per step as the full launch, on fewer rows."""
-    kind = ROW_TILINGS.get(kernel)
-    if kind is None:
-        yield
-        return
-    plain = twin.tiling
-
-    def patched(name, chip, rows, *rest):
-        if name != kind:
-            return plain(name, chip, rows, *rest)
-        tile = plain(name, chip, full_rows, *rest)
-        struct.pack_into("<Q", tile.data, 0, rows)  # numRows
-        struct.pack_into("<II", tile.data, 16, rows // tile.block_dim, 0)  # rowsPerCore, rowsRemainder
-        return tile
-
-    twin.tiling = patched
-    try:
-        yield
-    finally:
-        twin.tiling = plain
-
-
-def rows_per_step(kernel, tokens, hidden, dtype, chip):
-    kind = ROW_TILINGS.get(kernel)
-    if kind is None:
-        return 1
-    ge = twin.GE_DTYPE[dtype]
-    args = (ge, ge, 1e-6, 0) if kind != "rms_norm_grad" else (ge, ge, 0)
-    return struct.unpack_from("<I", twin.tiling(kind, chip, tokens, hidden, *args).data, 24)[0]
-
-
-def modelled(kernel, tokens, hidden, dtype, chip):
-    """(µs, block_dim, min bytes, elements, how: "" run, "extrap" extrapolated, "extrap?" when the
-    three smaller runs were not affine within 2 %)."""
-    per_token = ROPE_HEADS * ROPE_DIM if kernel in ROPE_KERNELS else hidden
-    if tokens * per_token <= LIMIT:
-        launch, minimum, elems = run(kernel, tokens, hidden, dtype, chip)
-        return launch.cost.us, launch.block_dim, minimum, elems, ""
-    minimum, elems = _sizes(kernel, tokens, hidden, dtype)
-    block_dim = full_block_dim(kernel, tokens, hidden, dtype, chip)
-    step = rows_per_step(kernel, tokens, hidden, dtype, chip)
-    k2 = step * (1 << max(2, math.ceil(math.log2((ROW_MIN_ROWS if kernel in ROW_TILINGS else MIN_ROWS) / step))))
-    with full_plan(kernel, tokens):
-        t0, t1, t2 = (run(kernel, block_dim * k, hidden, dtype, chip, block_dim)[0].cost.us for k in (k2 // 4, k2 // 2, k2))
-    slope = (t2 - t1) / (k2 - k2 // 2)
-    affine = abs((t1 - t0) - slope * (k2 // 2 - k2 // 4)) <= 0.02 * t1
-    k = math.ceil(tokens / block_dim)
-    return t2 + slope * (k - k2), block_dim, minimum, elems, "extrap" if affine else "extrap?"
-
-
-def _sizes(kernel, tokens, hidden, dtype):
-    """min bytes and elements of x without allocating the tensors."""
-    s = torch.tensor([], dtype=dtype).element_size()
-    n = tokens * (ROPE_HEADS * ROPE_DIM if kernel in ROPE_KERNELS else hidden)
-    if kernel in ROPE_KERNELS:
-        return 2 * n * s + 2 * tokens * ROPE_DIM * s, n
-    per = {"rms_norm": 2, "add_rms_norm": 4, "rms_norm_backward": 3, "add": 3, "silu_mul": 3, "silu_mul_backward": 5, "swiglu": 3,
-           "swiglu_backward": 5, "gelu": 2, "gelu_backward": 3}[kernel]
-    extra = {"rms_norm": hidden * s + tokens * 4, "add_rms_norm": hidden * s + tokens * 4,
-             "rms_norm_backward": 2 * hidden * s + tokens * 4}.get(kernel, 0)
-    return per * n * s + extra, n
-
-
-def full_block_dim(kernel, tokens, hidden, dtype, chip):
-    """The block_dim the tiling picks for the full shape (no launch)."""
-    ge = twin.GE_DTYPE[dtype]
-    if kernel in ("rms_norm", "add_rms_norm"):
-        return twin.tiling(kernel, chip, tokens, hidden, ge, ge, 1e-6, 0).block_dim
-    if kernel == "rms_norm_backward":
-        return twin.tiling("rms_norm_grad", chip, tokens, hidden, ge, ge, 0).block_dim
-    if kernel == "add":
-        return twin.tiling("add", chip, tokens * hidden, ge, 0).block_dim
-    if kernel in ACT_KERNELS:
-        op = twin.ALL_OPS[kernel]
-        rows, cols = (tokens, hidden) if kernel.startswith("swiglu") else (1, tokens * hidden)
-        return twin.act_tiling(op, chip, rows, cols, dtype).block_dim
-    import ctypes
-
-    x, table = (1, tokens, ROPE_HEADS, ROPE_DIM), (1, tokens, 1, ROPE_DIM)
-    dims = (ctypes.c_int64 * 4)(*x), (ctypes.c_int64 * 4)(*table)
-    return twin.tiling("rope", chip, int(kernel == "rope_backward"), 4, *dims, ge, ge, b"half", 0).block_dim
-
-
 def roofline_us(kernel, minimum, elems, chip, dtype):
     p = params(chip)
     cores = {"Ascend910B2": 48, "Ascend910B3": 40, "Ascend310P3": 8}[chip]
@@ -245,17 +140,17 @@ def table(chip, kernels):
                 if not keep(tokens):
                     continue
                 try:
-                    us, block_dim, minimum, elems, how = modelled(kernel, tokens, hidden, dtype, chip)
+                    launch, minimum, elems = run(kernel, tokens, hidden, dtype, chip)
                 except twin.TwinError as error:
                     print(f"{kernel:<18} {tokens:>6} {hidden:>6} not run: {str(error)[:100]}")
                     continue
+                us, block_dim = launch.cost.us, launch.block_dim
                 roof = roofline_us(kernel, minimum, elems, chip, dtype)
                 ratio = us / roof
                 if tokens not in LAUNCH_BOUND_TOKENS:
                     out.append((kernel, tokens, ratio))
                 name = str(dtype).removeprefix("torch.")
-                print(f"{kernel:<18} {tokens:>6} {hidden:>6} {name:<8} {block_dim:>9} {us:>10.2f} {roof:>9.2f} {ratio:>7.3f}"
-                      f"  {how}", flush=True)
+                print(f"{kernel:<18} {tokens:>6} {hidden:>6} {name:<8} {block_dim:>9} {us:>10.2f} {roof:>9.2f} {ratio:>7.3f}", flush=True)
     return out
 
 
