@@ -122,7 +122,8 @@ struct RowOrder {
     }
   }
 
-  int64_t tiles() const { return outer * ((inner + kTileRows - 1) / kTileRows); }
+  int64_t tiles_per_outer() const { return (inner + kTileRows - 1) / kTileRows; }
+  int64_t tiles() const { return outer * tiles_per_outer(); }
 };
 
 template <bool kBackward>
@@ -135,7 +136,7 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
   const int64_t d = x.size(-1), rows = x.numel() / d;
   const std::vector<RowWalk::Dim> dims = RowWalk::dims(x, cos, sin);
   const RowOrder order(dims);
-  const int64_t tiles_per_outer = order.tiles() / order.outer;
+  const int64_t tiles_per_outer = order.tiles_per_outer();
   at::Tensor y = at::empty(x.sizes(), x.options());
   with_dtype(x.scalar_type(), [&](auto t) {
     using T = decltype(t);
