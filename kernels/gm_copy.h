@@ -127,7 +127,7 @@ struct Mover {
         WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
         if constexpr (!kIsFloat<U>) {
             Cast(f, stage, RoundMode::CAST_NONE, Span(n));
-            PipeBarrier<PIPE_V>();  // redundant-sync: in-as-float-cast
+            PipeBarrier<PIPE_V>();  // the caller may overwrite the stage next (rms_norm_grad's LoadGammaRow zeroes acc_)
         }
     }
 

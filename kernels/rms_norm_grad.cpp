@@ -4,8 +4,8 @@
 // A core moves rowsPerLoop rows per step and takes them through each vector op together (per-row
 // scalars once per step: on A2 for steps of >= 10 rows on the vector unit, a Brcb block per row;
 // else one MTE2 -> S wait for rstd, one V -> S wait for the row sums). Each core accumulates its
-// rows' dgamma in float32 (in UB when a row fits, and on 910B for split rows when a float32 row
-// fits beside their chunks, else in its workspace row); the cores leave their partial rows in the
+// rows' dgamma in float32 (in UB when a row fits, and for split rows with a SyncAll, 910B's or
+// 310P's soft one, when a float32 row fits beside their chunks, else in its workspace row); the cores leave their partial rows in the
 // workspace and after SyncAll (on 310P the soft one, on counters every core zeroes first) each
 // sums a slice of columns (core 0 keeps its own in UB and sums them all when dgamma is too short
 // to spread). On 310P where the soft SyncAll's zeroing could not be early enough or would not
@@ -63,11 +63,13 @@ public:
             pipe_.InitBuffer(a_, work * sizeof(float));
             pipe_.InitBuffer(b_, work * sizeof(float));
         }
-        if ((resident_ && kIsFloat<T>) || splitAcc_) pipe_.InitBuffer(c_, work * sizeof(float));  // split: a chunk's dgamma terms
-        pipe_.InitBuffer(gammaF_, f * sizeof(float));
+        if (resident_ && kIsFloat<T>) pipe_.InitBuffer(c_, work * sizeof(float));
+        if (!GammaRowFloat()) pipe_.InitBuffer(gammaF_, f * sizeof(float));  // else a chunk's gamma is a slice of gammaRow_
         pipe_.InitBuffer(red_, t.redBytes);
         if (resident_ || splitAcc_) pipe_.InitBuffer(acc_, (resident_ ? f : RoundUpTo(d, kBlock<float>)) * sizeof(float));
-        if (splitAcc_ || (resident_ && t.gammaStageBytes)) {
+        if (GammaRowFloat()) {
+            pipe_.InitBuffer(gammaRow_, RoundUpTo(d, kBlock<float>) * sizeof(float));
+        } else if (splitAcc_ || (resident_ && t.gammaStageBytes)) {
             pipe_.InitBuffer(gammaRow_, RoundUpTo(d, kBlock<G>) * sizeof(G));
         } else if (!resident_) {
             pipe_.InitBuffer(gQue_, t.bufferNum, f * sizeof(G));
@@ -84,11 +86,7 @@ public:
             if (resident_) {
                 ProcessResident();
             } else {
-                if (splitAcc_) {
-                    Duplicate(acc_.Get<float>(), 0.0f, RoundUpTo(t_.numCols, kBlock<float>));
-                    // Before the first chunk's loads on MTE2: their DeQue (MTE2 -> V) orders it before the vector work.
-                    mover_.In(gammaRow_.Get<G>(), gammaGm_, 0, t_.numCols);
-                }
+                if (splitAcc_) LoadGammaRow();
                 IssueChunk(0, 0);
                 for (uint32_t i = 0; i < rows_.count; ++i) ProcessSplitRow(i);
                 if (splitAcc_) StoreAcc();
@@ -291,6 +289,23 @@ private:
         mover_.PaddedOut(wsGm_, acc_.Get<float>(), uint64_t(GetBlockIdx()) * t_.wsStride, t_.numCols);
     }
 
+    // splitAcc: gamma whole into gammaRow_ before the first chunk's loads on MTE2, then acc_ zeroed.
+    // In its dtype: the chunks' DeQue (MTE2 -> V) orders it before the vector work; as float from
+    // half/bf16: staged in acc_ and cast (InAsFloat's closing barrier orders the zeroing after the cast).
+    __aicore__ inline void LoadGammaRow() {
+        LocalTensor<float> acc = acc_.Get<float>();
+        if (GammaRowFloat() && !kIsFloat<G>) {
+            mover_.InAsFloat(gammaRow_.Get<float>(), acc.template ReinterpretCast<G>(), gammaGm_, t_.numCols);
+        } else {
+            mover_.In(gammaRow_.Get<G>(), gammaGm_, 0, t_.numCols);
+        }
+        Duplicate(acc, 0.0f, RoundUpTo(t_.numCols, kBlock<float>));
+    }
+
+    // splitAcc with gamma held whole as float32 (float gamma, or the tiling's gammaFloat): a chunk's
+    // gamma is a slice of gammaRow_, no cast per chunk.
+    __aicore__ inline bool GammaRowFloat() const { return splitAcc_ && (kIsFloat<G> || t_.gammaFloat != 0); }
+
     // Elements from the input buffer's x to its dy.
     __aicore__ inline uint32_t InHalf() const { return t_.rowsPerLoop * t_.rowStride; }
 
@@ -408,9 +423,10 @@ private:
         WaitFlag<HardEvent::MTE2_S>(eventMTE2S);
     }
 
-    // A row longer than UB: pass 1 sums dy * gamma * x chunk by chunk, each chunk's sum on the
-    // vector unit into its own block (the scalar unit waits for them once per row); pass 2 writes
-    // dx and adds the row's dgamma terms into acc_ (splitAcc) or this core's workspace row. With
+    // A row longer than UB: pass 1 sums dy * x * gamma chunk by chunk, each chunk's sum on the
+    // vector unit into its own block (the scalar unit waits for them once per row), and with
+    // splitAcc adds the row's dgamma terms into acc_; pass 2 writes dx (and without splitAcc or the
+    // column split adds the dgamma terms into this core's workspace row). With
     // two buffers the next chunk's loads (the next pass's or row's first) are issued before a
     // chunk is computed, so MTE2 runs ahead of V across the passes; row 0's first by Process.
     __aicore__ inline void ProcessSplitRow(uint32_t row) {
@@ -434,10 +450,9 @@ private:
         for (uint32_t k = 0; k < chunks; ++k) {
             uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c, next = k + 1 < chunks ? k + 1 : 0;
             LocalTensor<G> gq;
-            LocalTensor<T> in = rowResident_ ? whole[c0] : TakeChunk(c0, gq);
-            if (rowResident_) gq = gammaRow_.Get<G>()[c0];
+            LocalTensor<T> in = rowResident_ ? whole[c0] : TakeChunk(gq);
             if (prefetch && !rowResident_) IssueChunk(row, next);
-            ChunkSum(in, in[InHalf()], gq, n, k, chunks);
+            ChunkSum(in, in[InHalf()], gq, c0, n, k, chunks, rv);
             if (rowResident_) continue;
             FreeChunk(in, gq);
             if (!prefetch) IssueChunk(row, next);
@@ -456,22 +471,12 @@ private:
             uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c, span = mover_.Span(n);
             bool issue = !rowResident_ && (k + 1 < chunks || more);
             LocalTensor<G> gq;
-            LocalTensor<T> in = rowResident_ ? whole[c0] : TakeChunk(c0, gq);
-            if (rowResident_) gq = gammaRow_.Get<G>()[c0];
+            LocalTensor<T> in = rowResident_ ? whole[c0] : TakeChunk(gq);
             LocalTensor<T> x = in, dy = in[InHalf()];
             if (prefetch && issue) IssueChunk(k + 1 < chunks ? row : row + 1, k + 1 < chunks ? k + 1 : 0);
             LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
-            if (splitAcc_) {
-                DxAndDgamma(x, dy, gq, dxl, acc_.Get<float>()[c0], rv, rv * mean, span);
-            } else {
-                LocalTensor<float> g = AsFloat(gq, gammaF_.Get<float>(), span);
-                if (ColumnMode()) {
-                    PipeBarrier<PIPE_V>();  // the previous chunk's dx still reads a_
-                } else {
-                    AddToWorkspaceRow(x, dy, rv, row, wsRow + c0, n);
-                }
-                Dx(x, dy, g, dxl, rv, rv * mean, span);
-            }
+            if (!splitAcc_ && !ColumnMode()) AddToWorkspaceRow(x, dy, rv, row, wsRow + c0, n);
+            Dx(x, dy, gq, c0, dxl, rv, rv * mean, span);
             if (!rowResident_) FreeChunk(in, gq);
             if (!prefetch && issue) IssueChunk(k + 1 < chunks ? row : row + 1, k + 1 < chunks ? k + 1 : 0);
             dxQue_.EnQue(dxl);
@@ -755,9 +760,9 @@ private:
         gQue_.EnQue(gq);
     }
 
-    // The chunk at column c0 issued first: x, then dy at InHalf(); gq its gamma columns.
-    __aicore__ inline LocalTensor<T> TakeChunk(uint32_t c0, LocalTensor<G>& gq) {
-        gq = splitAcc_ ? gammaRow_.Get<G>()[c0] : gQue_.DeQue<G>();
+    // The chunk issued first: x, then dy at InHalf(); gq its gamma columns (splitAcc: none, gamma is whole in UB).
+    __aicore__ inline LocalTensor<T> TakeChunk(LocalTensor<G>& gq) {
+        if (!splitAcc_) gq = gQue_.DeQue<G>();
         return inQue_.DeQue<T>();
     }
 
@@ -783,39 +788,40 @@ private:
         Mul(a, dyf, b, n);
     }
 
-    // sum(dy * gamma * x) over chunk k's n elements (the mover's layout) into red_'s block k, its
-    // scratch after the row's chunks' blocks (op_host/tiling/rms_norm.h RmsNormGrad, redBytes).
-    __aicore__ inline void ChunkSum(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<G>& gq, uint32_t n, uint32_t k,
-                                    uint32_t chunks) {
+    // sum(dy * x * gamma) over chunk k's n elements at column c0 (the mover's layout) into red_'s
+    // block k, its scratch after the row's chunks' blocks (op_host/tiling/rms_norm.h RmsNormGrad,
+    // redBytes); with splitAcc the chunk's dgamma terms rstd * dy * x go into acc_ on the way (one
+    // product for both: a_ keeps dy * x, b_ gets it times gamma).
+    __aicore__ inline void ChunkSum(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<G>& gq, uint32_t c0, uint32_t n, uint32_t k,
+                                    uint32_t chunks, float rv) {
         uint32_t span = mover_.Span(n);
         if (k == 0) PipeBarrier<PIPE_V>();  // the previous row's dx work still reads a_, b_ and gamma's float buffer
         LocalTensor<float> a = a_.Get<float>(), b = b_.Get<float>(), dyf, xf, g;
-        CastChunk(x, dy, gq, span, xf, dyf, g);
-        Mul(a, dyf, g, span);
+        CastChunk(x, dy, gq, c0, span, xf, dyf, g);
+        Mul(a, dyf, xf, span);
         PipeBarrier<PIPE_V>();
-        Mul(a, a, xf, span);
+        if (splitAcc_) Axpy(acc_.Get<float>()[c0], a, rv, span);
+        Mul(b, a, g, span);
         PipeBarrier<PIPE_V>();
-        mover_.ZeroRepeat(a, n);
+        mover_.ZeroRepeat(b, n);
         LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - chunks * kSumStride, chunks * kSumStride * 4);
-        RowSums(!mover_.aligned, red_.Get<float>()[k * kSumStride], a, RoundUpTo(span, kBlock<float>), 1, span, scratch,
+        RowSums(!mover_.aligned, red_.Get<float>()[k * kSumStride], b, RoundUpTo(span, kBlock<float>), 1, span, scratch,
                 t_.reduceTmpBytes / sizeof(float));
         if (k + 1 < chunks) PipeBarrier<PIPE_V>();  // the next chunk overwrites a_, b_ and the scratch (after the last, S waits for V)
     }
 
-    // A split chunk with dgamma accumulated in UB: x and dy cast once for both,
-    //   acc += rstd * dy * x;   dx = rstd * (dy * gamma - x * rstd * mean)   (rvMean = rstd * mean).
-    __aicore__ inline void DxAndDgamma(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<G>& gq, const LocalTensor<T>& dx,
-                                       const LocalTensor<float>& acc, float rv, float rvMean, uint32_t n) {
-        PipeBarrier<PIPE_V>();  // the previous chunk's last ops still read a_, c_ and gamma's float buffer
-        LocalTensor<float> terms = c_.Get<float>(), dyg = gammaF_.Get<float>(), dyf, xf, g;
-        CastChunk(x, dy, gq, n, xf, dyf, g);
-        Mul(terms, dyf, xf, n);
-        Mul(dyg, g, dyf, n);  // in place when g is gamma's cast
+    // A split chunk's dx at column c0 (rvMean = rstd * mean):
+    //   dx = rstd * (dy * gamma - x * rvMean)
+    __aicore__ inline void Dx(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<G>& gq, uint32_t c0, const LocalTensor<T>& dx, float rv,
+                              float rvMean, uint32_t n) {
+        PipeBarrier<PIPE_V>();  // the previous chunk's last ops (or the workspace row's) still read a_, b_ and gamma's float buffer
+        LocalTensor<float> a = a_.Get<float>(), dyf, xf, g;
+        CastChunk(x, dy, gq, c0, n, xf, dyf, g);
+        Mul(a, dyf, g, n);  // in place when dyf is dy's cast
         PipeBarrier<PIPE_V>();
-        Axpy(acc, terms, rv, n);
-        Axpy(dyg, xf, -rvMean, n);
+        Axpy(a, xf, -rvMean, n);
         PipeBarrier<PIPE_V>();
-        ScaleIntoDx(dx, dyg, rv, n);
+        ScaleIntoDx(dx, a, rv, n);
     }
 
     // dx = rv * src: straight into dx when T is float, else into a_ and then rounded to T.
@@ -829,39 +835,31 @@ private:
         }
     }
 
-    // A chunk's x, dy and gamma as float32 (xf, dyf, g): cast into b_, a_ and gamma's float buffer,
-    // or the tiles themselves when already float; one barrier after the casts.
-    __aicore__ inline void CastChunk(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<G>& gq, uint32_t n, LocalTensor<float>& xf,
-                                     LocalTensor<float>& dyf, LocalTensor<float>& g) {
+    // A chunk's x, dy and gamma (columns from c0) as float32 (xf, dyf, g): cast into b_, a_ and
+    // gamma's float buffer, or the tiles themselves when already float, or gamma's slice of
+    // gammaRow_ when it is held as float; one barrier after the casts. gq: the chunk's gamma unless
+    // splitAcc keeps gamma whole (gammaRow_).
+    __aicore__ inline void CastChunk(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<G>& gq, uint32_t c0, uint32_t n,
+                                     LocalTensor<float>& xf, LocalTensor<float>& dyf, LocalTensor<float>& g) {
         xf = x.template ReinterpretCast<float>();
         dyf = dy.template ReinterpretCast<float>();
-        g = gq.template ReinterpretCast<float>();
         if constexpr (!kIsFloat<T>) {
             xf = b_.Get<float>();
             dyf = a_.Get<float>();
             Cast(xf, x, RoundMode::CAST_NONE, n);
             Cast(dyf, dy, RoundMode::CAST_NONE, n);
         }
-        if constexpr (!kIsFloat<G>) {
+        bool castGamma = false;
+        if (GammaRowFloat()) {
+            g = gammaRow_.Get<float>()[c0];
+        } else if constexpr (kIsFloat<G>) {
+            g = gq;
+        } else {
             g = gammaF_.Get<float>();
-            Cast(g, gq, RoundMode::CAST_NONE, n);
+            Cast(g, splitAcc_ ? gammaRow_.Get<G>()[c0] : gq, RoundMode::CAST_NONE, n);
+            castGamma = true;
         }
-        if constexpr (!kIsFloat<T> || !kIsFloat<G>) PipeBarrier<PIPE_V>();
-    }
-
-    // dx = rstd * dy * gamma - x * (rstd * rstd * mean)
-    __aicore__ inline void Dx(const LocalTensor<T>& x, const LocalTensor<T>& dy, const LocalTensor<float>& g, const LocalTensor<T>& dx,
-                              float rv, float rvMean, uint32_t n) {
-        LocalTensor<float> a = a_.Get<float>();
-        LocalTensor<float> b = b_.Get<float>();
-        LocalTensor<float> dyf = AsFloat(dy, a, n);
-        Mul(a, dyf, g, n);
-        LocalTensor<float> xf = AsFloat(x, b, n);  // b does not depend on a: the barrier below orders both
-        Muls(b, xf, rvMean, n);
-        PipeBarrier<PIPE_V>();
-        Sub(a, a, b, n);
-        PipeBarrier<PIPE_V>();
-        ScaleIntoDx(dx, a, rv, n);
+        if (!kIsFloat<T> || castGamma) PipeBarrier<PIPE_V>();
     }
 
     AirfuseRmsNormGradTilingData t_;

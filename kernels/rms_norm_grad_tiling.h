@@ -40,4 +40,7 @@ struct AirfuseRmsNormGradTilingData {
     // first step's rows; 0: staged in the float work and loaded first (float gamma loads late
     // into its float buffer either way).
     uint32_t gammaStageBytes;
+    // splitAcc with half/bf16 gamma: 1 = gamma held whole in UB as float32 (cast once per core, not
+    // per chunk), when that leaves chunks no more numerous; 0: held in its dtype.
+    uint32_t gammaFloat;
 };

@@ -334,19 +334,18 @@ inline ColumnSplit SplitColumns(uint64_t rows, uint32_t cols, uint32_t s, uint32
 // of x and dy outweighs the SyncAll and the spread sum (benchmarks/kernel_time.py, 310P3 float16,
 // column split -> soft SyncAll: 128 x 4096 25.97 -> 21.76 us at 384 KB a core; but at 96 KB a
 // core 128 x 1024 8.06 -> 8.56 us, 16 x 8192 8.40 -> 11.48 us and, with the Gathered row
-// scalars, 1024 x 128 8.05 -> 8.41 us). Also: resident rows (split rows would
-// send their partial rows through GM), columns whole 32 B blocks of x and dgamma (slices stored
-// as whole blocks), and UB for the counters' buffer. Returns the counters' bytes, or 0.
+// scalars, 1024 x 128 8.05 -> 8.41 us). Also: columns whole 32 B blocks of x and dgamma (slices
+// stored as whole blocks). Returns the counters' bytes, or 0. The caller also needs the partial
+// rows in UB (resident rows, or split rows summing theirs there: splitAcc; else they would go
+// through GM row by row) and UB for the counters' buffer.
 constexpr uint64_t kSoftSyncMinCoreBytes = 64u << 10, kSoftSyncFasterCoreBytes = 128u << 10;
 static_assert(kSoftSyncFasterCoreBytes >= kSoftSyncMinCoreBytes, "where the soft SyncAll pays, its zeroing must be safe");
 
-inline uint32_t SoftSyncBytes(uint64_t rows, uint32_t cols, uint32_t s, uint32_t g, bool natural, const Plan& p, uint32_t rowCores, uint32_t blockDim,
-                              uint32_t ubBytes, uint64_t usedUb) {
-    uint32_t unit = 32 / (s < g ? s : g), counters = blockDim * 32;
-    if (rowCores < 2 || rowCores != blockDim || natural || p.chunk < cols || cols % unit != 0) return 0;
+inline uint32_t SoftSyncBytes(uint64_t rows, uint32_t cols, uint32_t s, uint32_t g, bool natural, uint32_t rowCores, uint32_t blockDim) {
+    uint32_t unit = 32 / (s < g ? s : g);
+    if (rowCores < 2 || rowCores != blockDim || natural || cols % unit != 0) return 0;
     uint64_t coreBytes = rows / rowCores * cols * s * 3;
-    if (coreBytes < kSoftSyncFasterCoreBytes || usedUb + counters > ubBytes) return 0;
-    return counters;
+    return coreBytes < kSoftSyncFasterCoreBytes ? 0 : blockDim * 32;
 }
 
 }  // namespace detail
@@ -406,8 +405,8 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // Without a hardware SyncAll (310P) the cores sum each other's partial dgamma rows only after
     // the soft SyncAll, whose counters every core zeroes at its start (SoftSyncBytes: when that is
     // safe and pays); else the cores split dgamma by columns (SplitColumns), or one core does
-    // everything. With one, split rows sum theirs in UB (splitAcc below) or, when that does not
-    // fit, take the column split: their partial rows would go through GM row by row
+    // everything. With either SyncAll, split rows sum theirs in UB (splitAcc below) or, when that
+    // does not fit, take the column split: their partial rows would go through GM row by row
     // (benchmarks/kernel_time.py: 910B2 16384 x 16384 bf16 2.89 -> 2.35 x the roofline).
     uint32_t rowCores;
     detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
@@ -428,49 +427,81 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // cost a little (16384 x 128: 8.45 -> 8.50 us). 310P keeps its steps (its column split sizes by them).
     uint64_t perCore = CeilDiv(rows, rowCores), steps = CeilDiv(perCore, p.rowsPerLoop);
     if (chip.hardSyncAll && p.chunk == cols && steps > 1 && steps <= kStepsPerCore) p.rowsPerLoop = uint32_t(CeilDiv(perCore, steps));
-    // Split rows with a hardware SyncAll: their dgamma terms summed in a float32 row of UB (plus a
-    // chunk buffer for the terms), and gamma kept whole in its dtype instead of a queue of chunks,
-    // when that fits with chunks of at least kMinSplitAccChunk: the rows' second read comes from L2,
-    // where the column split read x and dy again from HBM (benchmarks/kernel_time.py, 910B2 bf16
-    // 4096 x 16384: 2.370 -> 1.517 with gamma still read per chunk).
+    // 310P: the soft SyncAll's counters where it is safe and pays (SoftSyncBytes), before the UB
+    // plans below leave room for their buffer. Split rows need kSoftSyncMinSplitRows a core: with
+    // two, the SyncAll and the spread sum cost more than the column split's second read
+    // (benchmarks/kernel_time.py, 310P3 float16, column split -> soft SyncAll: 16 x 16384 18.10 ->
+    // 19.24 us, 16 x 24576 26.29 -> 28.18; three a core: 24 x 16384 25.59 -> 23.91, 24 x 12288
+    // 21.12 -> 19.39, 24 x 32768 49.37 -> 50.82; four: 32 x 16384 33.07 -> 28.57).
+    constexpr uint64_t kSoftSyncMinSplitRows = 3;
+    bool fewSplitRows = p.chunk < cols && rows / rowCores < kSoftSyncMinSplitRows;
+    uint32_t counters = chip.hardSyncAll || fewSplitRows ? 0 : detail::SoftSyncBytes(rows, cols, s, g, natural, rowCores, res.blockDim);
+    // Split rows with a SyncAll (910B's, or 310P's soft one): their dgamma terms summed in a float32
+    // row of UB, and gamma kept whole instead of a queue of chunks, when that fits with chunks of
+    // at least kMinSplitAccChunk: the rows' second read comes from L2, where the column split read
+    // x and dy again from HBM (benchmarks/kernel_time.py, 910B2 bf16 4096 x 16384: 2.370 -> 1.517
+    // with gamma still read per chunk; 310P3 float16 128 x 16384, column split -> splitAcc: 2.020 ->
+    // 1.362, benchmarks/results/README.md).
     constexpr uint32_t kMinSplitAccChunk = 1024;  // below it a chunk's fixed costs (barriers, latencies) grow, as in ResidentChunks
     // Rows that fit only one at a time on one buffer take this path too when a core has several
     // (one row a core has nothing to overlap: 910B2 bf16 1 x 8192 1.48 -> 2.07 us), and first try keeping each
     // row's x and dy whole (two buffers; rowResident: read once), only dx and the float work by
     // chunks (benchmarks/kernel_time.py, 910B2 bf16 384 x 8192: one buffer 20.02 us, chunks read
     // twice 17.72 us, rowResident see benchmarks/results/README.md).
-    bool splitAcc = false, rowResident = false;
-    if (chip.hardSyncAll && (p.chunk < cols || (p.bufferNum == 1 && p.rowsPerLoop == 1 && rows > rowCores))) {
+    bool splitAcc = false, rowResident = false, gammaFloat = false;
+    if ((chip.hardSyncAll || counters) && (p.chunk < cols || (p.bufferNum == 1 && p.rowsPerLoop == 1 && rows > rowCores))) {
+        uint64_t ub = chip.ubBytes - counters;
         uint32_t stride = uint32_t(RoundUp(cols, e));
-        auto rowResBytes = [&](uint32_t chunk) {  // x and dy twice, dx chunks twice, rstd twice, gamma's float, a_, b_, c_, red_, acc_, gamma
+        // gamma's row in UB: float32 (`asFloat`: float gamma, or half/bf16 cast once) or its dtype,
+        // then gamma's float chunk buffer unless the row is float, acc_, a_ and b_, red_.
+        auto common = [&](uint32_t chunk, uint32_t rowStride, bool asFloat) {
             uint64_t f = detail::FloatCols(aligned, chunk, s);
-            return 4 * detail::R32(uint64_t(stride) * s) + 2 * detail::R32(uint64_t(chunk) * s) + 2 * detail::R32(4) + 4 * detail::R32(f * 4) +
-                   redBytes(1, chunk, stride, uint32_t(f)) + detail::R32(uint64_t(cols) * 4) + detail::R32(uint64_t(cols) * g);
+            return (asFloat ? detail::R32(uint64_t(cols) * 4) : detail::R32(uint64_t(cols) * g) + detail::R32(f * 4)) + detail::R32(uint64_t(cols) * 4) +
+                   2 * detail::R32(f * 4) + redBytes(1, chunk, rowStride, uint32_t(f));
         };
-        auto accBytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
-            uint64_t f = detail::FloatCols(aligned, chunk, s);
-            return bytes(buf, rpl, chunk, stride) - buf * detail::R32(f * g) + detail::R32(uint64_t(cols) * g) + detail::R32(uint64_t(cols) * 4) +
-                   detail::R32(f * 4);
+        auto rowResBytes = [&](uint32_t chunk, bool asFloat) {  // plus x and dy twice, dx chunks twice, rstd twice
+            return common(chunk, stride, asFloat) + 4 * detail::R32(uint64_t(stride) * s) + 2 * detail::R32(uint64_t(chunk) * s) + 2 * detail::R32(4);
         };
-        detail::Plan q{};
-        for (uint64_t chunk = RoundUp(cols, 64) - 64; chunk >= kMinSplitAccChunk && !q.bufferNum; chunk -= 64) {
-            if (rowResBytes(uint32_t(chunk)) > chip.ubBytes) continue;
-            q = {2, 1, uint32_t(RoundUp(CeilDiv(cols, CeilDiv(cols, chunk)), 64)), stride};
-            rowResident = true;
+        auto accBytes = [&](uint32_t chunk, bool asFloat) {  // plus chunks of x and dy twice, of dx twice, rstd twice
+            return common(chunk, chunk, asFloat) + 6 * detail::R32(uint64_t(chunk) * s) + 2 * detail::R32(4);
+        };
+        // The largest chunk (a multiple of 64 under cols) that fits, evened out over as many chunks; 0 if none.
+        auto chunkFor = [&](auto fits) -> uint32_t {
+            for (uint64_t chunk = RoundUp(cols, 64) - 64; chunk >= kMinSplitAccChunk; chunk -= 64)
+                if (fits(uint32_t(chunk))) return uint32_t(RoundUp(CeilDiv(cols, CeilDiv(cols, chunk)), 64));
+            return 0;
+        };
+        // rowResident saves the second read (from L2) but its rows leave less UB for chunks, and each
+        // chunk costs its barriers and latencies twice a row: kept while its chunks are at least half
+        // as long (benchmarks/kernel_time.py: 910B2 bf16 384 x 8192, 2752 vs 4096 columns, rowResident
+        // faster; 310P3 float16 128 x 16384, 1152 vs 5504 columns: 139.78 us vs 94.48 us).
+        auto pick = [&](bool asFloat, bool& resident) {
+            uint32_t r = chunkFor([&](uint32_t c) { return rowResBytes(c, asFloat) <= ub; });
+            uint32_t k = chunkFor([&](uint32_t c) { return accBytes(c, asFloat) <= ub; });
+            resident = r >= kMinSplitAccChunk && 2 * r >= k;
+            return resident ? r : k;
+        };
+        uint32_t chunk = pick(g == 4, rowResident);
+        // half/bf16 gamma as a float32 row: no cast of gamma per chunk (two a row), where that
+        // leaves as few chunks (310P3 float16 16384: 3 either way; 910B2 bf16 16384: 6 vs 5).
+        bool floatResident = false;
+        uint32_t floatChunk = g == 4 ? 0 : pick(true, floatResident);
+        if (floatChunk >= kMinSplitAccChunk && (chunk < kMinSplitAccChunk || CeilDiv(cols, floatChunk) <= CeilDiv(cols, chunk))) {
+            chunk = floatChunk;
+            rowResident = floatResident;
+            gammaFloat = true;
         }
-        for (uint64_t chunk = RoundUp(cols, 64) - 64; chunk >= 64 && !q.bufferNum; chunk -= 64) {
-            if (accBytes(2, 1, uint32_t(chunk), uint32_t(chunk)) > chip.ubBytes) continue;
-            uint32_t even = uint32_t(RoundUp(CeilDiv(cols, CeilDiv(cols, chunk)), 64));  // as many chunks, evened out
-            q = {2, 1, even, even};
-        }
-        if (q.bufferNum && q.chunk < cols && q.chunk >= kMinSplitAccChunk) {
-            p = q;
+        if (chunk >= kMinSplitAccChunk && chunk < cols) {
+            p = {2, 1, chunk, rowResident ? stride : chunk};
             splitAcc = true;
+        } else {
+            rowResident = gammaFloat = false;
         }
     }
-    // 310P with the soft SyncAll instead (SoftSync): partial rows, summed by slices of columns after it.
-    uint32_t softSyncBytes = chip.hardSyncAll ? 0 : detail::SoftSyncBytes(rows, cols, s, g, natural, p, rowCores, res.blockDim, chip.ubBytes,
-                                                                          bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride));
+    // 310P with the soft SyncAll: partial rows of UB (resident rows' or splitAcc's, whose plan left
+    // room for the counters' buffer), summed by slices of columns after it.
+    bool partialsInUb = splitAcc || (p.chunk == cols && bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride) + counters <= chip.ubBytes);
+    uint32_t softSyncBytes = partialsInUb ? counters : 0;
     detail::ColumnSplit split{};
     if (!softSyncBytes && (!chip.hardSyncAll || (p.chunk < cols && !splitAcc))) {
         uint64_t used = bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride);
@@ -504,6 +535,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     out->rowVecBytes = rowVecBytes(p.rowsPerLoop, p.chunk, p.rowStride);
     out->rowResident = rowResident;
     out->softSyncBytes = softSyncBytes;
+    out->gammaFloat = gammaFloat;
     // 910B resident rows, half/bf16 gamma: its own stage when UB the plan leaves holds it, so it
     // loads after the first step's rows (kernels/rms_norm_grad.cpp ProcessResident); a plan is
     // not shrunk for it (the stage counted in the plan: 1 x 8192 bf16 1.48 -> 2.07 us). Only for

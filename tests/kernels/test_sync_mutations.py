@@ -24,7 +24,8 @@ B2, P3 = "Ascend910B2", "Ascend310P3"
 # one 310P core: a 3-row last step of the vector rstd, its stage into the next slot's block; (4099, 16):
 # more rows than UB leaves for a stage of all of them, so it is flushed between steps; (1376, 128) on
 # 310P: partial dgamma rows after the soft SyncAll, whose counters every core zeroes first, and
-# Gathered row scalars with a short last step.
+# Gathered row scalars with a short last step; (24, 8192) float32 on 310P: rows whole in UB, their
+# float work and dgamma terms by chunks (splitAcc, rowResident) before the soft SyncAll.
 NORM_SCENARIOS = [
     (B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 0), (B2, (4, 8192), BF16, F32, 0), (B2, (16, 64), F16, F32, 4),
     (B2, (16, 24), F16, F16, 4), (B2, (200, 100), BF16, BF16, 1),
@@ -34,6 +35,7 @@ NORM_SCENARIOS = [
     (P3, (1, 65536), F32, F32, 0), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F16, 0), (P3, (8, 4096), F16, F16, 1),
     (P3, (24, 256), F16, F32, 0), (P3, (2, 20000), F32, F32, 0), (P3, (16, 16384), F16, F16, 0), (P3, (35, 512), F16, F16, 1),
     (P3, (94, 512), F16, F16, 1), (P3, (4099, 16), F16, F16, 1), (P3, (1376, 128), F16, F32, 0),
+    (P3, (24, 8192), F32, F32, 0),
 ]
 # (chip, shape, x dtype, gamma dtype, block_dim): the residual add's own paths (float and half sums,
 # split rows reading x back, rows under 32 B streaming x on 310P).
@@ -63,8 +65,6 @@ REDUNDANT = {
     "stream-flush-vector-v-s": "GmStream::Flush's V_S after VectorPut: its one user (rms_norm_rows.h VectorRstd, 310P) flushes "
                                "at a step's VectorSlot or at Finish, both after the previous step stored y through its queue "
                                "(V -> MTE3 after the Gather into the stage); MTE3 runs in order and Flush's MTE3_S follows its copy",
-    "in-as-float-cast": "Mover::InAsFloat's closing barrier: its one caller (rms_norm_grad's ProcessResident; the forward loads "
-                        "gamma after its first rows now) zeroes acc and issues a PipeBarrier<PIPE_V> before anything reads gamma",
     "grad-workspace-row-store": "MTE3_MTE2 after storing a workspace row: the MTE3_V just before it, then LoadWorkspace's V_S, "
                                 "hold back the next load's issue until the store is done",
 }

@@ -253,6 +253,27 @@ def test_310p_grad_sums_partial_rows_after_the_soft_sync_all(rows, cols, x_dt, g
     check_rms_norm_backward(dy, x, gamma, chip=chip)
 
 
+# (rows, cols, x dtype, gamma dtype, rowResident, gammaFloat): 3 rows a core of float16 16384 in
+# column chunks read twice, gamma cast once to a float row; float16 12288 rows whole in UB, gamma
+# cast once; float32 8192 rows (one at a time on one buffer otherwise) whole in UB, a short last core.
+P310_SPLIT_ACC = [(24, 16384, torch.float16, torch.float16, 0, 1), (24, 12288, torch.float16, torch.float16, 1, 1),
+                  (27, 8192, torch.float32, torch.float32, 1, 0)]
+
+
+@pytest.mark.parametrize("rows,cols,x_dt,g_dt,row_resident,gamma_float", P310_SPLIT_ACC, ids=str)
+def test_310p_split_rows_sum_dgamma_in_ub_after_the_soft_sync_all(rows, cols, x_dt, g_dt, row_resident, gamma_float):
+    """310P, rows split in chunks (or fitting once on one buffer), >= 3 a core: dgamma terms summed
+    in a float32 row of UB (splitAcc), partial rows after the soft SyncAll, no column split."""
+    chip = "Ascend310P3"
+    tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[x_dt], twin.GE_DTYPE[g_dt], 0)
+    col_cores, split_acc, resident, sync_bytes, as_float = (struct.unpack_from("<I", tile.data.raw, at)[0] for at in (72, 84, 92, 96, 104))
+    assert (col_cores, split_acc, resident, sync_bytes, as_float, tile.block_dim) == (0, 1, row_resident, 8 * 32, gamma_float, 8)
+    assert tile.workspace_bytes == (2 << 20) + 8 * 32 + 8 * cols * 4
+    gen = generator()
+    x, gamma, dy = randn((rows, cols), x_dt, gen), randn((cols,), g_dt, gen), randn((rows, cols), x_dt, gen)
+    check_rms_norm_backward(dy, x, gamma, chip=chip)
+
+
 @pytest.mark.parametrize("rows,cols,x_dt,g_dt", [(5, 20000, torch.bfloat16, torch.float32), (60, 16384, torch.float16, torch.float16)], ids=str)
 def test_910b_split_rows_sum_dgamma_in_ub(rows, cols, x_dt, g_dt):
     """910B: rows split in chunks sum their dgamma terms in a float32 row of UB (splitAcc), one
