@@ -3,7 +3,7 @@ float64 reference for every op and dtype combination, in every instruction-set v
 runs, on odd row lengths (not multiples of any vector width) and non-contiguous inputs; which
 variant runs by default and how one is forced; opcheck on non-contiguous inputs; the same error
 message from the eager kernel and the fake impl for the same bad input; the error when the
-library is missing."""
+library is missing; airfuse_cpu.rms_norm_backward_add against rms_norm_backward then add_."""
 
 import importlib
 import os
@@ -150,7 +150,37 @@ def test_bfloat16_stores_round_to_nearest_even_bit_for_bit(capability):
 def _assert_same_bits(got, expected):
     nan = expected.isnan()
     assert torch.equal(got.isnan(), nan)
-    assert torch.equal(got.view(torch.int16)[~nan], expected.view(torch.int16)[~nan])
+    bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[got.element_size()]
+    assert got.dtype == expected.dtype and torch.equal(got.view(bits)[~nan], expected.view(bits)[~nan])
+
+
+@pytest.mark.parametrize("capability", cpu_kernels.capabilities())
+def test_rms_norm_backward_add_is_rms_norm_backward_then_atens_add_bit_for_bit(capability):
+    """airfuse_cpu.rms_norm_backward_add (add_rms_norm's eager backward) promises what
+    rms_norm_backward then ATen's dx.add_(dx_residual) give: dx rounded to its dtype, the sum in
+    float rounded once. In every variant, dtype combination and row length, with a contiguous and a
+    strided residual; in bfloat16 the residual holds ties, denormals, inf and NaN."""
+    generator = torch.Generator().manual_seed(0)
+    op = ALL_OPS["rms_norm_backward"]
+    with cpu_kernels.use_capability(capability):
+        for combo in op.combos(reference=True):
+            for shape in [*SHAPES, (2, 4096)]:
+                inputs = _inputs(op, combo, shape)
+                dx, dgamma = torch.ops.airfuse.rms_norm_backward(*inputs.values())
+                dt = combo["dx"]
+                residual = _bfloat16_edge_values(shape, generator, specials=True) if dt == torch.bfloat16 else _tensor(shape, dt)
+                for given in (residual, _strided(residual)):
+                    fused_dx, fused_dgamma = torch.ops.airfuse_cpu.rms_norm_backward_add(*inputs.values(), given)
+                    _assert_same_bits(fused_dx, dx.clone().add_(given))
+                    _assert_same_bits(fused_dgamma, dgamma)
+
+
+def test_rms_norm_backward_add_refuses_a_residual_it_cannot_read():
+    op = ALL_OPS["rms_norm_backward"]
+    inputs = _inputs(op, op.combos(reference=False)[0], (3, 8))
+    for residual in (torch.randn(8), torch.randn(3, 8, dtype=torch.float64)):
+        with pytest.raises(RuntimeError, match=r"rms_norm_backward_add: dx_residual must have x's shape and dtype"):
+            torch.ops.airfuse_cpu.rms_norm_backward_add(*inputs.values(), residual)
 
 
 def test_the_default_variant_is_atens_choice_and_aten_cpu_capability_lowers_it():
