@@ -175,6 +175,45 @@ def test_rms_norm_backward_add_is_rms_norm_backward_then_atens_add_bit_for_bit(c
                     _assert_same_bits(fused_dgamma, dgamma)
 
 
+def _float32_rounding_edges(shape, generator):
+    """float32 values hard to round to bfloat16 or float16: low bits at ties (0x8000 of 16 dropped
+    bits, 0x1000 of 13) and one off, over the exponent range (denormals of either, values above
+    float16's) up to 2^124, so that 8 times them stays finite."""
+    high = torch.randint(0, 1 << 16, shape, generator=generator)
+    lows = torch.tensor([0x8000, 0x7FFF, 0x8001, 0x1000, 0x0FFF, 0x1001, 0x0000, 0xFFFF])
+    low = lows[torch.randint(0, len(lows), shape, generator=generator)]
+    bits = (high << 16) | low
+    bits = torch.where((bits >> 23) & 0xFF > 0xFB, bits & ~(1 << 30), bits)
+    return torch.where(bits >= 1 << 31, bits - (1 << 32), bits).to(torch.int32).view(torch.float32)
+
+
+@pytest.mark.parametrize("capability", cpu_kernels.capabilities())
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_rms_norm_backward_add_rounds_dx_as_rms_norm_backward_stores_it(dtype, capability):
+    """rms_norm_backward_add rounds dx to x's dtype in registers before adding: on chosen dx values
+    (x = 0 and rstd = 1 make dx = dy * gamma, exact with dy a power of 2 and gamma a float32) its
+    rounding must be the store's, bit for bit, on ties, denormals, overflow (the largest float
+    rounds to inf), and NaN (row 0)."""
+    generator = torch.Generator().manual_seed(0)
+    rows, d = 64, 1030
+    gamma = _float32_rounding_edges((d,), generator)
+    gamma[:8] = torch.finfo(torch.float32).max / 8
+    sign = torch.randint(0, 2, (rows, d), generator=generator) * 2 - 1
+    dy = 2.0 ** torch.randint(-3, 4, (rows, d), generator=generator) * sign
+    dy[:, :8] = 8.0 * sign[:, :8]
+    dy[0, ::7] = float("nan")
+    dy = dy.to(dtype)
+    x, rstd = torch.zeros(rows, d, dtype=dtype), torch.ones(rows, 1)
+    # Half the residual 0, so that the result is the rounded dx itself.
+    residual = torch.where(torch.rand(rows, d, generator=generator) < 0.5, 0.0, torch.randn(rows, d, generator=generator)).to(dtype)
+    with cpu_kernels.use_capability(capability):
+        dx, dgamma = torch.ops.airfuse.rms_norm_backward(dy, x, rstd, gamma)
+        fused_dx, fused_dgamma = torch.ops.airfuse_cpu.rms_norm_backward_add(dy, x, rstd, gamma, residual)
+    assert dx[0].isnan().all() and not dx[1:].isnan().any() and dx[1:].isinf().any()
+    _assert_same_bits(fused_dx, dx.clone().add_(residual))
+    _assert_same_bits(fused_dgamma, dgamma)
+
+
 def test_rms_norm_backward_add_refuses_a_residual_it_cannot_read():
     op = ALL_OPS["rms_norm_backward"]
     inputs = _inputs(op, op.combos(reference=False)[0], (3, 8))

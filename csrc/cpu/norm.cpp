@@ -159,12 +159,37 @@ at::Tensor in_element_order(const at::Tensor& blocks, int64_t d) {
 
 namespace {
 
+#if defined(CPU_CAPABILITY_AVX512) || defined(CPU_CAPABILITY_AVX2)
+// v rounded to bfloat16 and back, in v's own float lanes: at::vec's cvtfp32_bf16 rounding (add
+// 0x7fff plus the lowest bit kept, nearest even) with the low half cleared instead of packed to
+// 16-bit lanes, and a NaN kept as is. On AVX2 at::vec's pack and unpack shuffles made this
+// rounding a quarter of rms_norm_backward_add's time (bfloat16 2048 x 4096, 1 thread: 5.9 ms with
+// them, 5.1 ms with this, 4.4 ms without rounding at all); on AVX512 about 2 %.
+C10_ALWAYS_INLINE Vec<float> bfloat16_rounded(const Vec<float>& v) {
+#if defined(CPU_CAPABILITY_AVX512)
+  const __m512i i = _mm512_castps_si512(v);
+  const __m512i bias = _mm512_add_epi32(_mm512_set1_epi32(0x7fff), _mm512_and_si512(_mm512_srli_epi32(i, 16), _mm512_set1_epi32(1)));
+  const __m512 r = _mm512_castsi512_ps(_mm512_and_si512(_mm512_add_epi32(i, bias), _mm512_set1_epi32(int32_t(0xffff0000))));
+  return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
+#else
+  const __m256i i = _mm256_castps_si256(v);
+  const __m256i bias = _mm256_add_epi32(_mm256_set1_epi32(0x7fff), _mm256_and_si256(_mm256_srli_epi32(i, 16), _mm256_set1_epi32(1)));
+  const __m256 r = _mm256_castsi256_ps(_mm256_and_si256(_mm256_add_epi32(i, bias), _mm256_set1_epi32(int32_t(0xffff0000))));
+  return _mm256_blendv_ps(r, v, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+#endif
+}
+#endif
+
 // b's values as storing them in T and loading them back gives them (the same rounding as
 // store_block's), without that round trip through memory.
 template <class T, class M>
 C10_ALWAYS_INLINE Block<M> rounded(const Block<M>& b) {
   if constexpr (std::is_same_v<T, M>) {
     return b;
+#if defined(CPU_CAPABILITY_AVX512) || defined(CPU_CAPABILITY_AVX2)
+  } else if constexpr (std::is_same_v<T, at::BFloat16>) {
+    return each(bfloat16_rounded, b);
+#endif
   } else {
     const auto [first, second] = at::vec::convert_to_float<T>(at::vec::convert_from_float<T>(b[0], b[1]));
     return {first, second};
