@@ -3,7 +3,8 @@
 Every ``torch.ops.airfuse.<op>`` CPU kernel is the op's Python input checks, shared with its fake
 impl so both refuse bad input with the same message, followed by the C++ kernel, registered as the
 CPU dispatch of ``torch.ops.airfuse_cpu.<op>`` (same schema, defined in Python from the op
-definition). The library is loaded when airfuse is imported; if it is missing, importing still
+definition). A few ``airfuse_cpu`` ops have no ``airfuse`` op: an op fused with what an eager
+caller does next with its outputs (``fused_kernel``), out of every traced graph. The library is loaded when airfuse is imported; if it is missing, importing still
 works (the set-up imports airfuse before it builds anything) and every airfuse CPU kernel raises
 an error saying how to build it.
 
@@ -78,16 +79,35 @@ def checked_kernel(op: OpDefinition, check):
     whose signature (those, and the attrs' types) already passed skips them: a set look-up instead
     of a few microseconds of Python. A signature that fails is never remembered, so bad input
     always runs the checks and gets their message."""
-    native = getattr(getattr(torch.ops, NAMESPACE), op.name).default
+    kernel = _checked(op, check, op.name)
+    _KERNELS[op.name] = kernel
+    return kernel
+
+
+def fused_kernel(op: OpDefinition, check, name: str, extra_inputs: str):
+    """The kernel of ``torch.ops.airfuse_cpu.<name>``, defined here: ``op`` fused with what its
+    caller does next with the outputs, taking ``extra_inputs`` (schema text) after op's inputs (op
+    has no attrs). It runs ``check`` on op's own inputs, as op's kernel does, so bad input gets op's
+    message. No op definition nor IR: only eager callers take it, never a traced graph (e.g.
+    add_rms_norm's backward: rms_norm_backward_add)."""
+    assert not op.attrs, f"{op.name}: fused_kernel appends inputs after the schema's, so no attrs"
+    _LIB.define(name + op.schema.replace(") ->", f", {extra_inputs}) ->", 1))
+    return _checked(op, check, name)
+
+
+def _checked(op: OpDefinition, check, name: str):
+    """``torch.ops.airfuse_cpu.<name>`` behind ``check`` on op's inputs and attrs, remembered by signature."""
+    native = getattr(getattr(torch.ops, NAMESPACE), name).default
     inputs, defaults = len(op.inputs), tuple(attr.default for attr in op.attrs)
+    checked = inputs + len(defaults)
     passed = set()
 
     def kernel(*args):
         # The dispatcher leaves out trailing attrs that equal their defaults.
         args += defaults[len(args) - inputs:]
-        signature = _signature(args)
+        signature = _signature(args[:checked])
         if signature not in passed:
-            check(*args)
+            check(*args[:checked])
             if len(passed) >= _REMEMBERED:
                 passed.clear()
             passed.add(signature)
@@ -98,8 +118,7 @@ def checked_kernel(op: OpDefinition, check):
             )
         return native(*args)
 
-    kernel.__name__ = f"{op.name}_cpu"
-    _KERNELS[op.name] = kernel
+    kernel.__name__ = f"{name}_cpu"
     return kernel
 
 

@@ -3,7 +3,8 @@
 For each op, forward and backward, at tokens x hidden 4096 (MLP width 11008 for silu_mul and
 swiglu; rope on 32 heads x 128 in Hugging Face's [batch, heads, tokens, head_dim] layout), float32
 and bfloat16, in one process with interleaved rounds (median per-call time):
-  airfuse   torch.ops.airfuse.<op> (backward: autograd through it, i.e. the <op>_backward kernel)
+  airfuse   torch.ops.airfuse.<op> (backward: autograd through it, i.e. the <op>_backward kernel;
+            add_rms_norm's: rms_norm_backward_add, rms_norm_backward with the residual's gradient)
   hf        the Hugging Face composite (LlamaRMSNorm, rotate_half, NewGELUActivation, act(gate) * up)
   F         the matching torch.nn.functional op where one exists (rms_norm, gelu)
   inductor  torch.compile (inductor) of the hf composite, the token dim marked dynamic so each op

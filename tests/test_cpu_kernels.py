@@ -3,7 +3,7 @@ float64 reference for every op and dtype combination, in every instruction-set v
 runs, on odd row lengths (not multiples of any vector width) and non-contiguous inputs; which
 variant runs by default and how one is forced; opcheck on non-contiguous inputs; the same error
 message from the eager kernel and the fake impl for the same bad input; the error when the
-library is missing."""
+library is missing; airfuse_cpu.rms_norm_backward_add against rms_norm_backward then add_."""
 
 import importlib
 import os
@@ -150,7 +150,76 @@ def test_bfloat16_stores_round_to_nearest_even_bit_for_bit(capability):
 def _assert_same_bits(got, expected):
     nan = expected.isnan()
     assert torch.equal(got.isnan(), nan)
-    assert torch.equal(got.view(torch.int16)[~nan], expected.view(torch.int16)[~nan])
+    bits = {2: torch.int16, 4: torch.int32, 8: torch.int64}[got.element_size()]
+    assert got.dtype == expected.dtype and torch.equal(got.view(bits)[~nan], expected.view(bits)[~nan])
+
+
+@pytest.mark.parametrize("capability", cpu_kernels.capabilities())
+def test_rms_norm_backward_add_is_rms_norm_backward_then_atens_add_bit_for_bit(capability):
+    """airfuse_cpu.rms_norm_backward_add (add_rms_norm's eager backward) promises what
+    rms_norm_backward then ATen's dx.add_(dx_residual) give: dx rounded to its dtype, the sum in
+    float rounded once. In every variant, dtype combination and row length, with a contiguous and a
+    strided residual; in bfloat16 the residual holds ties, denormals, inf and NaN."""
+    generator = torch.Generator().manual_seed(0)
+    op = ALL_OPS["rms_norm_backward"]
+    with cpu_kernels.use_capability(capability):
+        for combo in op.combos(reference=True):
+            for shape in [*SHAPES, (2, 4096)]:
+                inputs = _inputs(op, combo, shape)
+                dx, dgamma = torch.ops.airfuse.rms_norm_backward(*inputs.values())
+                dt = combo["dx"]
+                residual = _bfloat16_edge_values(shape, generator, specials=True) if dt == torch.bfloat16 else _tensor(shape, dt)
+                for given in (residual, _strided(residual)):
+                    fused_dx, fused_dgamma = torch.ops.airfuse_cpu.rms_norm_backward_add(*inputs.values(), given)
+                    _assert_same_bits(fused_dx, dx.clone().add_(given))
+                    _assert_same_bits(fused_dgamma, dgamma)
+
+
+def _float32_rounding_edges(shape, generator):
+    """float32 values hard to round to bfloat16 or float16: low bits at ties (0x8000 of 16 dropped
+    bits, 0x1000 of 13) and one off, over the exponent range (denormals of either, values above
+    float16's) up to 2^124, so that 8 times them stays finite."""
+    high = torch.randint(0, 1 << 16, shape, generator=generator)
+    lows = torch.tensor([0x8000, 0x7FFF, 0x8001, 0x1000, 0x0FFF, 0x1001, 0x0000, 0xFFFF])
+    low = lows[torch.randint(0, len(lows), shape, generator=generator)]
+    bits = (high << 16) | low
+    bits = torch.where((bits >> 23) & 0xFF > 0xFB, bits & ~(1 << 30), bits)
+    return torch.where(bits >= 1 << 31, bits - (1 << 32), bits).to(torch.int32).view(torch.float32)
+
+
+@pytest.mark.parametrize("capability", cpu_kernels.capabilities())
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_rms_norm_backward_add_rounds_dx_as_rms_norm_backward_stores_it(dtype, capability):
+    """rms_norm_backward_add rounds dx to x's dtype in registers before adding: on chosen dx values
+    (x = 0 and rstd = 1 make dx = dy * gamma, exact with dy a power of 2 and gamma a float32) its
+    rounding must be the store's, bit for bit, on ties, denormals, overflow (the largest float
+    rounds to inf), and NaN (row 0)."""
+    generator = torch.Generator().manual_seed(0)
+    rows, d = 64, 1030
+    gamma = _float32_rounding_edges((d,), generator)
+    gamma[:8] = torch.finfo(torch.float32).max / 8
+    sign = torch.randint(0, 2, (rows, d), generator=generator) * 2 - 1
+    dy = 2.0 ** torch.randint(-3, 4, (rows, d), generator=generator) * sign
+    dy[:, :8] = 8.0 * sign[:, :8]
+    dy[0, ::7] = float("nan")
+    dy = dy.to(dtype)
+    x, rstd = torch.zeros(rows, d, dtype=dtype), torch.ones(rows, 1)
+    # Half the residual 0, so that the result is the rounded dx itself.
+    residual = torch.where(torch.rand(rows, d, generator=generator) < 0.5, 0.0, torch.randn(rows, d, generator=generator)).to(dtype)
+    with cpu_kernels.use_capability(capability):
+        dx, dgamma = torch.ops.airfuse.rms_norm_backward(dy, x, rstd, gamma)
+        fused_dx, fused_dgamma = torch.ops.airfuse_cpu.rms_norm_backward_add(dy, x, rstd, gamma, residual)
+    assert dx[0].isnan().all() and not dx[1:].isnan().any() and dx[1:].isinf().any()
+    _assert_same_bits(fused_dx, dx.clone().add_(residual))
+    _assert_same_bits(fused_dgamma, dgamma)
+
+
+def test_rms_norm_backward_add_refuses_a_residual_it_cannot_read():
+    op = ALL_OPS["rms_norm_backward"]
+    inputs = _inputs(op, op.combos(reference=False)[0], (3, 8))
+    for residual in (torch.randn(8), torch.randn(3, 8, dtype=torch.float64)):
+        with pytest.raises(RuntimeError, match=r"rms_norm_backward_add: dx_residual must have x's shape and dtype"):
+            torch.ops.airfuse_cpu.rms_norm_backward_add(*inputs.values(), residual)
 
 
 def test_the_default_variant_is_atens_choice_and_aten_cpu_capability_lowers_it():

@@ -3,11 +3,14 @@
 x = x1 + x2 (added in float32, rounded once to x1's dtype), then y, rstd = rms_norm(x, gamma,
 epsilon) computed from that rounded x, so the fused op and the unfused graph agree bit for bit.
 Outputs in torch_npu's ``npu_add_rms_norm`` order: (y, rstd, x); x feeds the next residual.
-The backward is rms_norm_backward plus the gradient arriving at x: no IR of its own.
+The backward is rms_norm_backward plus the gradient arriving at x: no IR of its own. Eager on the
+CPU, the two run as one kernel (rms_norm_backward_add, the same bits in one pass over memory);
+every traced graph keeps the two ops.
 """
 
 import torch
 
+from .. import cpu_kernels
 from .._library import define
 from ..opdef import (
     IrAttr,
@@ -19,7 +22,7 @@ from ..opdef import (
     check_same_device,
     check_same_shape,
 )
-from .rms_norm import RMS_NORM, check_gamma, rms_norm_math
+from .rms_norm import RMS_NORM, RMS_NORM_BACKWARD, check_gamma, check_rms_norm_backward, rms_norm_math
 
 ADD_RMS_NORM = OpDefinition(
     name="add_rms_norm",
@@ -64,12 +67,47 @@ def _setup_context(ctx, inputs, output):
     ctx.mark_non_differentiable(rstd)
 
 
+# rms_norm_backward's dx + dx_residual in one pass: dx rounded to x's dtype as rms_norm_backward
+# stores it, then the sum in float (float64 for float64) rounded once, as ATen's add_ computes it.
+_rms_norm_backward_add = cpu_kernels.fused_kernel(
+    RMS_NORM_BACKWARD, check_rms_norm_backward, "rms_norm_backward_add", "Tensor dx_residual"
+)
+
+
+def _fusable(dy, x, rstd, gamma, dx_residual) -> bool:
+    """Whether this backward is a plain eager CPU call, which rms_norm_backward_add may serve.
+
+    Not while anything records the ops instead: Dynamo (torch.compile, compiled autograd's
+    backward), a TorchDispatchMode (AOT autograd, make_fx, FakeTensorMode, FunctionalTensorMode)
+    or a tensor subclass (FakeTensor, FunctionalTensor): those graphs keep rms_norm_backward + add,
+    which TorchAir maps to GE. Not in grad mode (create_graph): a double backward differentiates
+    the add, and the fused kernel has no derivative. And dx_residual as the kernel reads it: x's
+    shape and dtype, contiguous (ATen's add_ reads an expanded or strided one without the copy the
+    kernel would need), its memory holding its values (not a zero tensor nor a negative view)."""
+    return (
+        not torch.compiler.is_compiling()
+        and not torch.is_grad_enabled()
+        and torch._C._len_torch_dispatch_stack() == 0
+        and all(type(t) is torch.Tensor and t.device.type == "cpu" and t.layout == torch.strided
+                for t in (dy, x, rstd, gamma, dx_residual))
+        and dx_residual.shape == x.shape
+        and dx_residual.dtype == x.dtype
+        and dx_residual.is_contiguous()
+        and not dx_residual.is_neg()
+        and not dx_residual._is_zerotensor()
+    )
+
+
 def _backward(ctx, dy, _drstd, dx_residual):
     x, rstd, gamma = ctx.saved_tensors
-    dx, dgamma = torch.ops.airfuse.rms_norm_backward(dy, x, rstd, gamma)
-    # x reaches the loss through y and, as the next residual, directly. In place: dx is the kernel's
-    # fresh output, and a new tensor would cost another x-sized allocation (page faults when large).
-    dx.add_(dx_residual)
+    # x reaches the loss through y and, as the next residual, directly: dx is the sum of both.
+    if _fusable(dy, x, rstd, gamma, dx_residual):
+        dx, dgamma = _rms_norm_backward_add(dy, x, rstd, gamma, dx_residual)
+    else:
+        dx, dgamma = torch.ops.airfuse.rms_norm_backward(dy, x, rstd, gamma)
+        # In place: dx is the kernel's fresh output, and a new tensor would cost another x-sized
+        # allocation (page faults when large).
+        dx.add_(dx_residual)
     return dx, dx, dgamma, None
 
 

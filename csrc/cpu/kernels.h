@@ -21,6 +21,9 @@ using Tensors3 = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
   X(rms_norm, Tensors2, (const Tensor& x, const Tensor& gamma, double epsilon), (x, gamma, epsilon))                     \
   X(rms_norm_backward, Tensors2, (const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma),           \
     (dy, x, rstd, gamma))                                                                                                \
+  X(rms_norm_backward_add, Tensors2,                                                                                     \
+    (const Tensor& dy, const Tensor& x, const Tensor& rstd, const Tensor& gamma, const Tensor& dx_residual),             \
+    (dy, x, rstd, gamma, dx_residual))                                                                                   \
   X(add_rms_norm, Tensors3, (const Tensor& x1, const Tensor& x2, const Tensor& gamma, double epsilon),                   \
     (x1, x2, gamma, epsilon))                                                                                            \
   X(add, Tensor, (const Tensor& x, const Tensor& y), (x, y))                                                             \
