@@ -4,9 +4,10 @@ Every ``torch.ops.airfuse.<op>`` CPU kernel is the op's Python input checks, sha
 impl so both refuse bad input with the same message, followed by the C++ kernel, registered as the
 CPU dispatch of ``torch.ops.airfuse_cpu.<op>`` (same schema, defined in Python from the op
 definition). A few ``airfuse_cpu`` ops have no ``airfuse`` op: an op fused with what an eager
-caller does next with its outputs (``fused_kernel``), out of every traced graph. The library is loaded when airfuse is imported; if it is missing, importing still
-works (the set-up imports airfuse before it builds anything) and every airfuse CPU kernel raises
-an error saying how to build it.
+caller does next with its outputs (``fused_kernel``), out of every traced graph. The library is
+loaded when airfuse is imported; if it is missing, importing still works (the set-up imports
+airfuse before it builds anything) and every airfuse CPU kernel raises an error saying how to
+build it.
 
 The library holds the kernels compiled for several instruction sets (DEFAULT, AVX2, AVX512, as
 ATen names them) and uses the one matching ATen's own choice (``torch.backends.cpu.get_cpu_capability()``,

@@ -102,6 +102,9 @@ class Bench:
     # Inputs the airfuse backward kernel reads besides the output gradients (add_rms_norm's x1
     # stands for its output x, which the backward reads, of the same size).
     backward_reads: tuple = ()
+    # The inputs whose gradients the backward writes, when not every differentiable one has its own
+    # tensor (add_rms_norm's x1 and x2 get one dx, written once).
+    backward_writes: tuple | None = None
 
 
 def _rows(width):
@@ -132,7 +135,7 @@ BENCHES = [
     Bench("add_rms_norm", _add_norm_inputs, lambda x1, x2, gamma: ops.add_rms_norm(x1, x2, gamma, EPS)[::2],
           lambda x1, x2, gamma: _residual(_hf_rms_norm, x1 + x2, gamma),
           lambda x1, x2, gamma: _residual(lambda x, g: F.rms_norm(x, (x.shape[-1],), g, EPS), x1 + x2, gamma),
-          ("x1", "x2", "gamma"), ("x1", "gamma")),
+          ("x1", "x2", "gamma"), ("x1", "gamma"), ("x1", "gamma")),
     Bench("add", lambda tokens, dtype: {"x": torch.randn(tokens, HIDDEN, dtype=dtype), "y": torch.randn(tokens, HIDDEN, dtype=dtype)},
           ops.add, lambda x, y: x + y),
     Bench("silu_mul", _pair(MLP), ops.silu_mul, lambda a, b: F.silu(a) * b, None, ("a", "b"), ("a", "b")),
@@ -232,7 +235,8 @@ def bench_rows(bench: Bench, direction: str, dtype, tokens_list, compiled, round
         candidates["inductor"] = compiled
         if backward:
             run = lambda fn, calls: _timed_backward(fn, inputs, grads, bench.differentiable, calls)  # noqa: E731
-            moved = nbytes(grads) + nbytes(inputs[n] for n in bench.backward_reads) + nbytes(inputs[n] for n in bench.differentiable)
+            writes = bench.differentiable if bench.backward_writes is None else bench.backward_writes
+            moved = nbytes(grads) + nbytes(inputs[n] for n in bench.backward_reads) + nbytes(inputs[n] for n in writes)
         else:
             run = lambda fn, calls: _timed_forward(fn, inputs, calls)  # noqa: E731
             moved = nbytes(inputs.values()) + nbytes(reference_out)
