@@ -58,6 +58,12 @@ def capabilities() -> list[str]:
     return list(_native_control("capabilities")())
 
 
+def stream_bytes() -> int:
+    """The bytes a kernel call moves (inputs and outputs) from which the AVX2 and AVX512 variants
+    write its outputs with streaming (non-temporal) stores, past the caches (csrc/cpu/vec_io.h)."""
+    return _native_control("stream_bytes")()
+
+
 @contextlib.contextmanager
 def use_capability(name: str):
     """Run the CPU kernels' ``name`` variant inside the block (an error if this build or CPU lacks it)."""

@@ -5,7 +5,9 @@ variant runs by default and how one is forced; opcheck on non-contiguous inputs;
 message from the eager kernel and the fake impl for the same bad input; the error when the
 library is missing; airfuse_cpu.rms_norm_backward_add against rms_norm_backward then add_."""
 
+import functools
 import importlib
+import math
 import os
 import subprocess
 import sys
@@ -34,27 +36,28 @@ def _strided(t):
     return torch.stack([t, t], -1)[..., 0]
 
 
-def _inputs(op, combo, shape):
-    """Valid inputs of op (tensors by IR name, then attrs) for rows x hidden `shape`."""
+def _inputs(op, combo, shape, tensor=_tensor):
+    """Valid inputs of op (tensors by IR name, then attrs) for rows x hidden `shape`, their values
+    from tensor(shape, dtype, positive=...)."""
     *rows, hidden = shape
     dt = combo[op.tensor_args[0]]
     if op.name in ("rms_norm", "add_rms_norm", "rms_norm_backward"):
-        x, gamma = _tensor(shape, dt), _tensor([hidden], combo["gamma"], positive=True)
+        x, gamma = tensor(shape, dt), tensor([hidden], combo["gamma"], positive=True)
         if op.name == "rms_norm":
             return {"x": x, "gamma": gamma, "epsilon": 1e-5}
         if op.name == "add_rms_norm":
-            return {"x1": x, "x2": _tensor(shape, dt), "gamma": gamma, "epsilon": 1e-5}
+            return {"x1": x, "x2": tensor(shape, dt), "gamma": gamma, "epsilon": 1e-5}
         rstd = torch.rsqrt(x.double().square().mean(-1, keepdim=True) + 1e-5).to(combo["rstd"])
-        return {"dy": _tensor(shape, dt), "x": x, "rstd": rstd, "gamma": gamma}
+        return {"dy": tensor(shape, dt), "x": x, "rstd": rstd, "gamma": gamma}
     if op.name.startswith("swiglu"):
-        x = _tensor([*rows, 2 * hidden], dt)
-        return {"dy": _tensor(shape, dt), "x": x, "dim": -1} if op.name.endswith("backward") else {"x": x, "dim": -1}
+        x = tensor([*rows, 2 * hidden], dt)
+        return {"dy": tensor(shape, dt), "x": x, "dim": -1} if op.name.endswith("backward") else {"x": x, "dim": -1}
     if op.name.startswith("rope"):
         # Tables broadcast over every leading dim but the last.
         table = [1] * (len(rows) - 1) + [rows[-1], hidden] if rows else [hidden]
         rotated = "dy" if op.name.endswith("backward") else "x"
-        return {rotated: _tensor(shape, dt), "cos": _tensor(table, combo["cos"]), "sin": _tensor(table, combo["sin"]), "mode": "half"}
-    tensors = {name: _tensor(shape, combo[name]) for name in op.tensor_args}
+        return {rotated: tensor(shape, dt), "cos": tensor(table, combo["cos"]), "sin": tensor(table, combo["sin"]), "mode": "half"}
+    tensors = {name: tensor(shape, combo[name]) for name in op.tensor_args}
     return {**tensors, **{attr.name: attr.default for attr in op.attrs}}
 
 
@@ -220,6 +223,52 @@ def test_rms_norm_backward_add_refuses_a_residual_it_cannot_read():
     for residual in (torch.randn(8), torch.randn(3, 8, dtype=torch.float64)):
         with pytest.raises(RuntimeError, match=r"rms_norm_backward_add: dx_residual must have x's shape and dtype"):
             torch.ops.airfuse_cpu.rms_norm_backward_add(*inputs.values(), residual)
+
+
+@functools.cache
+def _pool(dtype, positive):
+    # A prime number of values: repeated, no row of any length repeats the one before it.
+    return _tensor([1_000_003], dtype, positive=positive)
+
+
+def _pooled(shape, dtype, *, positive=False):
+    """As _tensor, but cheap at tens of MB: a fixed random pool's values, repeated."""
+    n, pool = math.prod(shape), _pool(dtype, positive)
+    return pool.repeat(-(-n // pool.numel()))[:n].view(shape)
+
+
+def _bits(t):
+    return t.view({4: torch.int32, 2: torch.int16}[t.element_size()])
+
+
+@pytest.mark.parametrize("op_name", sorted(ALL_OPS))
+def test_calls_above_the_streaming_size_give_the_same_bits(op_name):
+    """A call moving stream_bytes() or more writes its outputs with streaming stores on AVX2 and
+    AVX512 (full vectors at aligned addresses, the rest normal stores: csrc/cpu/vec_io.h; the
+    activations in float32 only), which must change no bit. Each output row of such a call must equal, bit for bit, the same row from
+    calls on a quarter of the rows (below the size: normal stores), in every output dtype. Rows of
+    1030 start at every alignment (as do swiglu's halves and rope's second halves) and end in a
+    partial block, and a few NaN inputs send bfloat16 blocks through the NaN rounding path."""
+    op, threshold, pieces = ALL_OPS[op_name], cpu_kernels.stream_bytes(), 4
+    # One combination per dtype of the first input (the stores' dtype); float64 never streams.
+    for combo in {c[op.tensor_args[0]]: c for c in op.combos(reference=False)}.values():
+        dt, inner, hidden = combo[op.tensor_args[0]], 8, 1030
+        # [rows, inner, hidden] tensors (units) of threshold / 2 bytes or more: every kernel counts
+        # at least an input and an output of a unit, none more than 5 units (swiglu_backward: dy,
+        # x and dx), so the whole call streams and none of the pieces does.
+        rows = -(-threshold // (2 * inner * hidden * dt.itemsize))
+        unit = rows * inner * hidden * dt.itemsize
+        assert 2 * unit >= threshold and 5 * unit < pieces * threshold
+        inputs = _inputs(op, combo, (rows, inner, hidden), _pooled)
+        next(v for v in inputs.values() if isinstance(v, torch.Tensor)).view(-1)[::99_991] = float("nan")
+        for capability in cpu_kernels.capabilities()[1:]:  # all but DEFAULT, which never streams
+            with cpu_kernels.use_capability(capability):
+                whole = _call(op, inputs)
+                split = [_call(op, {k: v.tensor_split(pieces)[i] if isinstance(v, torch.Tensor) and v.shape[0] == rows else v
+                                    for k, v in inputs.items()}) for i in range(pieces)]
+            for k, out in enumerate(whole):
+                if out.shape[0] == rows:  # not rms_norm_backward's dgamma, a sum over rows
+                    assert torch.equal(_bits(out), _bits(torch.cat([s[k] for s in split]))), (capability, combo, k)
 
 
 def test_the_default_variant_is_atens_choice_and_aten_cpu_capability_lowers_it():

@@ -5,6 +5,7 @@
 //    inductor's use; the highest variant below it if that one was not built;
 //  - torch.ops.airfuse_cpu.set_capability(name) switches (airfuse.cpu_kernels.use_capability),
 //    refusing a variant this build lacks or this CPU cannot run.
+// torch.ops.airfuse_cpu.stream_bytes() gives the size from which calls stream their stores (kernels.h).
 // Compiled without any instruction-set flag: it runs on every CPU of the architecture.
 #include <ATen/Version.h>
 #include <torch/library.h>
@@ -128,6 +129,7 @@ TORCH_LIBRARY_FRAGMENT(airfuse_cpu, m) {
   m.def("capability() -> str", &capability);
   m.def("capabilities() -> str[]", &capabilities);
   m.def("set_capability(str name) -> ()", &set_capability);
+  m.def("stream_bytes() -> int", [] { return kStreamBytes; });
 }
 
 TORCH_LIBRARY_IMPL(airfuse_cpu, CPU, m) {

@@ -37,6 +37,11 @@ using Tensors3 = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
   X(rope_backward, Tensor, (const Tensor& dy, const Tensor& cos, const Tensor& sin, c10::string_view mode),              \
     (dy, cos, sin, mode))
 
+// The bytes a call moves (its inputs and outputs) from which it writes its outputs with streaming
+// stores, on the variants that have them (vec_io.h, where the measurements are). Here, outside
+// the variants, for torch.ops.airfuse_cpu.stream_bytes() (the tests size their calls from it).
+constexpr int64_t kStreamBytes = int64_t(32) << 20;
+
 // One variant's kernels.
 struct Kernels {
 #define AIRFUSE_CPU_KERNEL_POINTER(name, result, parameters, arguments) result(*name) parameters;

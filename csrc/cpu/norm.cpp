@@ -36,9 +36,10 @@ const T* next_row(const T* p, int64_t r, int64_t end, int64_t d) {
 }
 
 // The end of a row of rms_norm, given the row's sum of squares: y = x * rstd * gamma with
-// rstd = 1 / sqrt(mean(x^2) + epsilon). prefetch(i) asks for block i of the next row's inputs,
-// which this pass, reading x from cache, leaves memory free to bring in.
-template <class T, class G, class M = Math<T>>
+// rstd = 1 / sqrt(mean(x^2) + epsilon), y stored with kStream (vec_io.h). prefetch(i) asks for
+// block i of the next row's inputs, which this pass, reading x from cache, leaves memory free to
+// bring in.
+template <bool kStream, class T, class G, class M = Math<T>>
 void normalize_row(const T* x, const G* gamma, int64_t d, M sum, M epsilon, T* y, M* rstd, const auto& prefetch) {
   const M r = M(1) / std::sqrt(sum / static_cast<M>(d) + epsilon);
   *rstd = r;
@@ -46,26 +47,29 @@ void normalize_row(const T* x, const G* gamma, int64_t d, M sum, M epsilon, T* y
   for_each_block<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
     prefetch(i);
     const Block<M> xb = load_block<T, M>(x + i, n), gb = load_block<T, M>(gamma + i, n);
-    store_block<T>(y + i, each([&](const Vec<M>& xv, const Vec<M>& gv) C10_ALWAYS_INLINE_ATTRIBUTE { return xv * rv * gv; }, xb, gb), n);
+    const auto scaled = [&](const Vec<M>& xv, const Vec<M>& gv) C10_ALWAYS_INLINE_ATTRIBUTE { return xv * rv * gv; };
+    store_block<T, kStream>(y + i, each(scaled, xb, gb), n);
   });
 }
 
-// One row of rms_norm; next and next_y are the rows of x and y to prefetch.
-template <class T, class G, class M = Math<T>>
+// One row of rms_norm; next and next_y are the rows of x and y to prefetch (y for writing, unless
+// streamed: a streaming store needs no read of its line).
+template <bool kStream, class T, class G, class M = Math<T>>
 void rms_norm_row(const T* x, const G* gamma, int64_t d, M epsilon, T* y, M* rstd, const T* next, const T* next_y) {
   const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
     return each([](const Vec<M>& v) C10_ALWAYS_INLINE_ATTRIBUTE { return v * v; }, load_block<T, M>(x + i, n));
   });
-  normalize_row(x, gamma, d, sum, epsilon, y, rstd, [&](int64_t i) C10_ALWAYS_INLINE_ATTRIBUTE {
+  normalize_row<kStream>(x, gamma, d, sum, epsilon, y, rstd, [&](int64_t i) C10_ALWAYS_INLINE_ATTRIBUTE {
     prefetch_block<M>(next + i);
-    prefetch_block<M, true>(next_y + i);
+    if constexpr (!kStream) prefetch_block<M, true>(next_y + i);
   });
 }
 
 // One row of add_rms_norm: x = x1 + x2 rounded to T, then rms_norm of that x. The sum of squares
 // is taken as each block of x is stored (read back rounded, from the store just made), in
-// rms_norm_row's order: one pass less than add then rms_norm, and the same bits.
-template <class T, class G, class M = Math<T>>
+// rms_norm_row's order: one pass less than add then rms_norm, and the same bits. x is never
+// streamed (it is read back at once, twice), y as rms_norm_row's.
+template <bool kStream, class T, class G, class M = Math<T>>
 void add_rms_norm_row(const T* x1, const T* x2, const G* gamma, int64_t d, M epsilon, T* x, T* y, M* rstd,
                       const T* next1, const T* next2, const T* next_y) {
   const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
@@ -73,10 +77,10 @@ void add_rms_norm_row(const T* x1, const T* x2, const G* gamma, int64_t d, M eps
     store_block<T>(x + i, each(plus, load_block<T, M>(x1 + i, n), load_block<T, M>(x2 + i, n)), n);
     return each([](const Vec<M>& v) C10_ALWAYS_INLINE_ATTRIBUTE { return v * v; }, load_block<T, M>(x + i, n));
   });
-  normalize_row(x, gamma, d, sum, epsilon, y, rstd, [&](int64_t i) C10_ALWAYS_INLINE_ATTRIBUTE {
+  normalize_row<kStream>(x, gamma, d, sum, epsilon, y, rstd, [&](int64_t i) C10_ALWAYS_INLINE_ATTRIBUTE {
     prefetch_block<M>(next1 + i);
     prefetch_block<M>(next2 + i);
-    prefetch_block<M, true>(next_y + i);
+    if constexpr (!kStream) prefetch_block<M, true>(next_y + i);
   });
 }
 
@@ -107,10 +111,10 @@ std::tuple<at::Tensor, at::Tensor> rms_norm(const at::Tensor& x_in, const at::Te
       const G* gp = gamma.const_data_ptr<G>();
       T* yp = y.mutable_data_ptr<T>();
       M* rp = rstd.mutable_data_ptr<M>();
-      at::parallel_for(0, rows, grain_in_rows(d), [&](int64_t begin, int64_t end) {
+      parallel_for_streaming(0, rows, grain_in_rows(d), 2 * x.nbytes(), [&](int64_t begin, int64_t end, auto stream) {
         for (int64_t r = begin; r < end; ++r) {
-          rms_norm_row(xp + r * d, gp, d, static_cast<M>(epsilon), yp + r * d, rp + r, next_row(xp, r, end, d),
-                       next_row<T>(yp, r, end, d));
+          rms_norm_row<decltype(stream)::value>(xp + r * d, gp, d, static_cast<M>(epsilon), yp + r * d, rp + r,
+                                                next_row(xp, r, end, d), next_row<T>(yp, r, end, d));
         }
       });
     });
@@ -133,11 +137,11 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x1
       const G* gp = gamma.const_data_ptr<G>();
       T *xp = x.mutable_data_ptr<T>(), *yp = y.mutable_data_ptr<T>();
       M* rp = rstd.mutable_data_ptr<M>();
-      at::parallel_for(0, rows, grain_in_rows(d), [&](int64_t begin, int64_t end) {
+      parallel_for_streaming(0, rows, grain_in_rows(d), 4 * x.nbytes(), [&](int64_t begin, int64_t end, auto stream) {
         for (int64_t r = begin; r < end; ++r) {
           const int64_t o = r * d;
-          add_rms_norm_row(ap + o, bp + o, gp, d, static_cast<M>(epsilon), xp + o, yp + o, rp + r, next_row(ap, r, end, d),
-                           next_row(bp, r, end, d), next_row<T>(yp, r, end, d));
+          add_rms_norm_row<decltype(stream)::value>(ap + o, bp + o, gp, d, static_cast<M>(epsilon), xp + o, yp + o, rp + r,
+                                                    next_row(ap, r, end, d), next_row(bp, r, end, d), next_row<T>(yp, r, end, d));
         }
       });
     });
@@ -230,7 +234,8 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& dy_in, const at::T
       const M* rp = rstd.const_data_ptr<M>();
       T* dxp = dx.mutable_data_ptr<T>();
       M* partial_p = partial.mutable_data_ptr<M>();
-      at::parallel_for(0, rows, grain_in_rows(d), [&](int64_t begin, int64_t end) {
+      parallel_for_streaming(0, rows, grain_in_rows(d), (kAdd ? 4 : 3) * x.nbytes(), [&](int64_t begin, int64_t end, auto stream) {
+        constexpr bool kStream = decltype(stream)::value;
         M* dgamma = partial_p + at::get_thread_num() * padded;
         for (int64_t r = begin; r < end; ++r) {
           const T *dyr = dyp + r * d, *xr = xp + r * d;
@@ -246,7 +251,7 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& dy_in, const at::T
           for_each_block<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
             prefetch_block<M>(dy_next + i);
             prefetch_block<M>(x_next + i);
-            prefetch_block<M, true>(dx_next + i);
+            if constexpr (!kStream) prefetch_block<M, true>(dx_next + i);
             const Block<M> dyb = load_block<T, M>(dyr + i, n), xhat = each(xhat_of, load_block<T, M>(xr + i, n));
             const Block<M> gb = load_block<T, M>(gp + i, n);
             Block<M> dxb = each([&](const Vec<M>& dyv, const Vec<M>& gv, const Vec<M>& xh)
@@ -258,7 +263,7 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& dy_in, const at::T
               dxb = each([](const Vec<M>& a, const Vec<M>& b) C10_ALWAYS_INLINE_ATTRIBUTE { return a + b; },
                          rounded<T>(dxb), load_block<T, M>(resp + r * d + i, n));
             }
-            store_block<T>(dxp + r * d + i, dxb, n);
+            store_block<T, kStream>(dxp + r * d + i, dxb, n);
             // Lanes past n are 0 (the padded loads), so whole blocks are summed.
             c10::ForcedUnroll<2>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE {
               M* sums = dgamma + i + k * kWidth<M>;
@@ -288,7 +293,7 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_backward_add(const at::Tensor& dy, c
 }
 
 at::Tensor add(const at::Tensor& x_in, const at::Tensor& y_in) {
-  return binary_elementwise(x_in, y_in, [](const auto& v) { return std::array{v[0] + v[1]}; });
+  return binary_elementwise(x_in, y_in, Streaming::kLargeCalls, [](const auto& v) { return std::array{v[0] + v[1]}; });
 }
 
 }  // namespace CPU_CAPABILITY

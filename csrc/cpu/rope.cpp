@@ -53,8 +53,9 @@ class RowWalk {
 
 // One row. Forward: y = x * cos + rotate(x) * sin, rotate turning each pair (u, v) into (-v, u).
 // Backward: dx = dy * cos - rotate(dy * sin) (rotate's transpose is -rotate), which for a pair is
-// (u cos_u + v sin_v, v cos_v - u sin_u).
-template <class T, class C, bool kBackward, class M = Math<T>>
+// (u cos_u + v sin_v, v cos_v - u sin_u). y is stored with kStream (vec_io.h) in half mode; the
+// adjacent pairs' scalar stores are ordinary ones.
+template <class T, class C, bool kBackward, bool kStream, class M = Math<T>>
 void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y) {
   if (half) {
     const int64_t h = d / 2;
@@ -72,8 +73,8 @@ void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y
           second[k] = x2[k] * c2[k] + x1[k] * s2[k];
         }
       });
-      store_block<T>(y + i, first, n);
-      store_block<T>(y + h + i, second, n);
+      store_block<T, kStream>(y + i, first, n);
+      store_block<T, kStream>(y + h + i, second, n);
     });
     return;
   }
@@ -153,7 +154,10 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
       // for the bytes kPrefetchAhead on.
       const int64_t ahead = order.shared > 1 ? order.inner * row_bytes : kPrefetchAhead;
       const int64_t rows_per_tile = order.shared * std::min(order.inner, RowOrder::kTileRows);
-      at::parallel_for(0, order.tiles(), std::max<int64_t>(1, grain_in_rows(d) / rows_per_tile), [&](int64_t begin, int64_t end) {
+      // The bytes moved: x and y (the tables, broadcast over heads in the usual layout, are small beside them).
+      const int64_t grain = std::max<int64_t>(1, grain_in_rows(d) / rows_per_tile);
+      parallel_for_streaming(0, order.tiles(), grain, 2 * x.nbytes(), [&](int64_t begin, int64_t end, auto stream) {
+        constexpr bool kStream = decltype(stream)::value;
         std::array<int64_t, RowOrder::kTileRows> cos_at, sin_at;
         for (int64_t tile = begin; tile < end; ++tile) {
           const int64_t o = tile / tiles_per_outer, first = (tile % tiles_per_outer) * RowOrder::kTileRows;
@@ -167,9 +171,10 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
               const int64_t offset = (r0 + i) * d;
               if (offset * static_cast<int64_t>(sizeof(T)) + ahead + row_bytes <= rows * row_bytes) {
                 prefetch_bytes(reinterpret_cast<const char*>(xp + offset) + ahead, row_bytes);
-                prefetch_bytes<true>(reinterpret_cast<const char*>(yp + offset) + ahead, row_bytes);
+                // y for writing, unless streamed: a streaming store needs no read of its line.
+                if constexpr (!kStream) prefetch_bytes<true>(reinterpret_cast<const char*>(yp + offset) + ahead, row_bytes);
               }
-              rope_row<T, C, kBackward>(xp + offset, cp + cos_at[i], sp + sin_at[i], d, half, yp + offset);
+              rope_row<T, C, kBackward, kStream>(xp + offset, cp + cos_at[i], sp + sin_at[i], d, half, yp + offset);
             }
           }
         }
