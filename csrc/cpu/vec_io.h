@@ -67,18 +67,19 @@ C10_ALWAYS_INLINE Vec<M> load(const T* p, int64_t n = kWidth<M>) {
 // instructions require), the rest being normal stores. AVX2 and AVX512 only: DEFAULT keeps
 // at::vec's portable stores, and float64, the reference dtype, normal ones.
 //
-// kStreamBytes = 32 MB: streaming / normal time per call, median of calls interleaved in one
-// process (1 thread, AVX512, tokens x 4096, 2 shared cores under load 2-5), by bytes moved:
-//   8 MB  and less: add 0.8-1.0; rms_norm bfloat16 1.1-1.3, rms_norm_backward bfloat16 1.03-1.08
-//   12-24 MB:       add 0.80-0.87; rms_norm bfloat16 1.18-1.29, float32 0.83-1.02;
-//                   rms_norm_backward bfloat16 1.02-1.09, float32 0.93-0.97
-//   32 MB:          rms_norm float32 0.75, bfloat16 0.96-1.0; rope bfloat16 0.76
-//   48-96 MB:       add 0.71-0.82; rms_norm float32 0.76-0.90; rms_norm_backward 0.86-1.0; rope
-//                   float32 0.73; add_rms_norm bfloat16 (64 MB) 1.05-1.3, float32 (128 MB) 0.90
-//   128 MB and up:  0.67-0.89 for every kernel
-// Below 32 MB the output also stays in cache for whatever reads it next: add, rms_norm or
-// rms_norm_backward followed by a read of their output (a sum) took 1.1-2x as long with streaming
-// at 8-24 MB, about as long at 32-48 MB.
+// kStreamBytes = 48 MB: streaming / normal time per call, medians of calls interleaved in one
+// process (1 thread, AVX512, tokens x 4096, on 2 cores shared with other work), by bytes moved:
+//   8-24 MB:        rms_norm bfloat16 1.16-1.30, float32 0.83-1.10; rms_norm_backward bfloat16
+//                   1.02-1.09, float32 0.93-0.97; add 0.81-0.99
+//   32 MB:          rms_norm bfloat16 (2048 tokens) 0.79-1.0, but 1.36 amid benchmarks/cpu_ops.py's
+//                   other contenders; rms_norm float32 0.75; rope bfloat16 0.72-0.98
+//   48 MB:          rms_norm_backward bfloat16 0.91-1.0; add bfloat16 0.76-0.82
+//   64 MB and more: add 0.71-0.83; rms_norm 0.72-1.03; rms_norm_backward 0.84-0.93; rope and its
+//                   backward 0.66-0.90 (once 1.19); add_rms_norm 0.84-1.09 (bfloat16, 2048
+//                   tokens: 0.96-1.31)
+// And the output of a streamed call is not in cache for what reads it next: add, rms_norm or
+// rms_norm_backward followed by a sum of their output took 1.1-2x as long streaming at 8-24 MB,
+// 0.92-1.22x at 32-48 MB, 0.83-0.93x at 64 MB. (The activations stream in float32 only: act.cpp.)
 #if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
 constexpr bool kCanStream = true;
 
