@@ -241,34 +241,61 @@ def _bits(t):
     return t.view({4: torch.int32, 2: torch.int16}[t.element_size()])
 
 
+_PIECES = 4
+
+
+def _streaming_inputs(op, combo):
+    """_inputs of op at [rows, 8, 1030] tensors (units) of stream_bytes() / 2 bytes or more, and
+    rows: every kernel counts at least an input and an output of a unit, none more than 5 units
+    (swiglu_backward: dy, x and dx), so a call on them streams and one on a quarter of the rows
+    does not. Rows of 1030 start at every alignment (as do swiglu's halves and rope's second
+    halves) and end in a partial block; a few NaN inputs send bfloat16 blocks through the NaN
+    rounding path."""
+    threshold, inner, hidden = cpu_kernels.stream_bytes(), 8, 1030
+    itemsize = combo[op.tensor_args[0]].itemsize
+    rows = -(-threshold // (2 * inner * hidden * itemsize))
+    assert 5 * rows * inner * hidden * itemsize < _PIECES * threshold
+    inputs = _inputs(op, combo, (rows, inner, hidden), _pooled)
+    next(v for v in inputs.values() if isinstance(v, torch.Tensor)).view(-1)[::99_991] = float("nan")
+    return inputs, rows
+
+
+def _assert_streamed_rows_equal_pieces(call, inputs, rows, what):
+    """Each output of call(inputs) with `rows` rows equals, bit for bit, the concatenated outputs of
+    call on _PIECES pieces of the inputs' rows, in every variant but DEFAULT (which never streams)."""
+    for capability in cpu_kernels.capabilities()[1:]:
+        with cpu_kernels.use_capability(capability):
+            whole = call(inputs)
+            split = [call({k: v.tensor_split(_PIECES)[i] if isinstance(v, torch.Tensor) and v.shape[0] == rows else v
+                           for k, v in inputs.items()}) for i in range(_PIECES)]
+        for k, out in enumerate(whole):
+            if out.shape[0] == rows:  # not rms_norm_backward's dgamma, a sum over rows
+                assert torch.equal(_bits(out), _bits(torch.cat([s[k] for s in split]))), (what, capability, k)
+
+
 @pytest.mark.parametrize("op_name", sorted(ALL_OPS))
 def test_calls_above_the_streaming_size_give_the_same_bits(op_name):
     """A call moving stream_bytes() or more writes its outputs with streaming stores on AVX2 and
     AVX512 (full vectors at aligned addresses, the rest normal stores: csrc/cpu/vec_io.h; the
-    activations in float32 only), which must change no bit. Each output row of such a call must equal, bit for bit, the same row from
-    calls on a quarter of the rows (below the size: normal stores), in every output dtype. Rows of
-    1030 start at every alignment (as do swiglu's halves and rope's second halves) and end in a
-    partial block, and a few NaN inputs send bfloat16 blocks through the NaN rounding path."""
-    op, threshold, pieces = ALL_OPS[op_name], cpu_kernels.stream_bytes(), 4
+    activations in float32 only), which must change no bit: its rows must equal the same rows
+    computed by calls below that size, in every output dtype."""
+    op = ALL_OPS[op_name]
     # One combination per dtype of the first input (the stores' dtype); float64 never streams.
     for combo in {c[op.tensor_args[0]]: c for c in op.combos(reference=False)}.values():
-        dt, inner, hidden = combo[op.tensor_args[0]], 8, 1030
-        # [rows, inner, hidden] tensors (units) of threshold / 2 bytes or more: every kernel counts
-        # at least an input and an output of a unit, none more than 5 units (swiglu_backward: dy,
-        # x and dx), so the whole call streams and none of the pieces does.
-        rows = -(-threshold // (2 * inner * hidden * dt.itemsize))
-        unit = rows * inner * hidden * dt.itemsize
-        assert 2 * unit >= threshold and 5 * unit < pieces * threshold
-        inputs = _inputs(op, combo, (rows, inner, hidden), _pooled)
-        next(v for v in inputs.values() if isinstance(v, torch.Tensor)).view(-1)[::99_991] = float("nan")
-        for capability in cpu_kernels.capabilities()[1:]:  # all but DEFAULT, which never streams
-            with cpu_kernels.use_capability(capability):
-                whole = _call(op, inputs)
-                split = [_call(op, {k: v.tensor_split(pieces)[i] if isinstance(v, torch.Tensor) and v.shape[0] == rows else v
-                                    for k, v in inputs.items()}) for i in range(pieces)]
-            for k, out in enumerate(whole):
-                if out.shape[0] == rows:  # not rms_norm_backward's dgamma, a sum over rows
-                    assert torch.equal(_bits(out), _bits(torch.cat([s[k] for s in split]))), (capability, combo, k)
+        inputs, rows = _streaming_inputs(op, combo)
+        _assert_streamed_rows_equal_pieces(lambda i: _call(op, i), inputs, rows, combo)
+
+
+def test_rms_norm_backward_add_above_the_streaming_size_gives_the_same_bits():
+    """add_rms_norm's eager backward kernel (rms_norm_backward adding the residual's gradient as
+    it stores dx) streams its stores too: the same check."""
+    from airfuse.ops.add_rms_norm import _rms_norm_backward_add
+
+    op = ALL_OPS["rms_norm_backward"]
+    for combo in {c["dy"]: c for c in op.combos(reference=False)}.values():
+        inputs, rows = _streaming_inputs(op, combo)
+        inputs["dx_residual"] = _pooled(inputs["dy"].shape, combo["dy"])
+        _assert_streamed_rows_equal_pieces(lambda i: _rms_norm_backward_add(*i.values()), inputs, rows, combo)
 
 
 def test_the_default_variant_is_atens_choice_and_aten_cpu_capability_lowers_it():
