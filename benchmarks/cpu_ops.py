@@ -10,7 +10,7 @@ and bfloat16, in one process with interleaved rounds (median per-call time):
   inductor  torch.compile (inductor) of the hf composite, the token dim marked dynamic so each op
             and dtype compiles once for 128..8192 tokens (1 token compiles separately)
   clone     x.clone() of the op's largest input: the bandwidth reference (airfuse's kernels stream
-            the stores of calls moving 48 MB or more, csrc/cpu/vec_io.h, and can exceed it: of_clone > 1)
+            the stores of calls moving 96 MB or more, csrc/cpu/vec_io.h, and can exceed it: of_clone > 1)
 Backward times autograd.grad alone (each forward runs untimed before it). GB/s counts each tensor
 the airfuse kernel must read or write once. Ratios are airfuse time / other time (< 1: airfuse is
 faster). The last line is worst_vs_inductor=<x>: the largest airfuse / inductor ratio over every

@@ -241,21 +241,20 @@ def _bits(t):
     return t.view({4: torch.int32, 2: torch.int16}[t.element_size()])
 
 
-_PIECES = 4
+_PIECES = 2
 
 
 def _streaming_inputs(op, combo):
-    """_inputs of op at [rows, 8, 1030] tensors (units) of stream_bytes() / 2 bytes or more, and
-    rows: every kernel counts at least an input and an output of a unit, none more than 5 units
-    (swiglu_backward: dy, x and dx), so a call on them streams and one on a quarter of the rows
-    does not. Rows of 1030 start at every alignment (as do swiglu's halves and rope's second
-    halves) and end in a partial block; a few NaN inputs send bfloat16 blocks through the NaN
-    rounding path."""
-    threshold, inner, hidden = cpu_kernels.stream_bytes(), 8, 1030
-    itemsize = combo[op.tensor_args[0]].itemsize
-    rows = -(-threshold // (2 * inner * hidden * itemsize))
-    assert 5 * rows * inner * hidden * itemsize < _PIECES * threshold
-    inputs = _inputs(op, combo, (rows, inner, hidden), _pooled)
+    """_inputs of op at [rows, 8, 1030] tensors, and rows: rows such that the tensors that have
+    them (the kernels count those) make 1.05 stream_bytes(), so a call on them streams and one on
+    a piece of _PIECES does not. Rows of 1030 start at every alignment (as do swiglu's halves and
+    rope's second halves) and end in a partial block; a few NaN inputs send bfloat16 blocks
+    through the NaN rounding path."""
+    shape = lambda rows: (rows, 8, 1030)  # noqa: E731
+    probe = _inputs(op, combo, shape(2), _pooled)
+    tensors = [t for t in (*probe.values(), *_call(op, probe)) if isinstance(t, torch.Tensor) and t.shape[0] == 2]
+    rows = math.ceil(1.05 * cpu_kernels.stream_bytes() / (sum(t.nbytes for t in tensors) / 2))
+    inputs = _inputs(op, combo, shape(rows), _pooled)
     next(v for v in inputs.values() if isinstance(v, torch.Tensor)).view(-1)[::99_991] = float("nan")
     return inputs, rows
 
