@@ -58,14 +58,15 @@ C10_ALWAYS_INLINE Vec<M> load(const T* p, int64_t n = kWidth<M>) {
 // Streaming (non-temporal) stores. A normal store to a line that is not in cache first reads the
 // line (read for ownership), so an output written to memory costs its bytes twice; a streaming
 // store writes whole lines to memory through the core's write-combining buffers, without that read
-// and without keeping the line in cache. Measured on this machine (1 thread, AVX512), a loop
-// c = a + b over float32, best of 15, normal vs streaming stores per tensor: 1 MB 125 vs 152 us,
-// 2 MB 231 vs 252, 4 MB 593 vs 479, 8 MB 1197 vs 867, 64 MB 11815 vs 8401; below 512 KB (in L2)
-// normal stores were 5-8x faster. So a kernel streams its outputs only when the call moves at least
-// kStreamBytes (kernels.h; its inputs and outputs), chosen from airfuse's own kernels (below), and
-// then each store streams only a full vector at an address aligned to its size (as the streaming
-// instructions require), the rest being normal stores. AVX2 and AVX512 only: DEFAULT keeps
-// at::vec's portable stores, and float64, the reference dtype, normal ones.
+// and without keeping the line in cache. Measured on the development machine (a 2-core VM, 1
+// thread, AVX512), a loop c = a + b over float32, best of 15, normal vs streaming stores per
+// tensor: 1 MB 125 vs 152 us, 2 MB 231 vs 252, 4 MB 593 vs 479, 8 MB 1197 vs 867, 64 MB 11815 vs
+// 8401; below 512 KB (in L2) normal stores were 5-8x faster. So a kernel streams its outputs only
+// when the call moves at least kStreamBytes (kernels.h; its inputs and outputs), chosen from
+// airfuse's own kernels (below), and then each store streams only a full vector at an address
+// aligned to its size (as the streaming instructions require), the rest being normal stores. AVX2
+// and AVX512 only: DEFAULT keeps at::vec's portable stores, and float64, the reference dtype,
+// normal ones.
 //
 // kStreamBytes = 96 MB. Streaming / normal time per call (1 thread, AVX512, tokens x 4096, on 2
 // cores shared with other work), by bytes moved; "alone": medians of the kernel's calls in blocks
