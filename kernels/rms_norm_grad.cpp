@@ -5,13 +5,14 @@
 // scalars once per step: on A2 for steps of >= 10 rows on the vector unit, a Brcb block per row;
 // else one MTE2 -> S wait for rstd, one V -> S wait for the row sums). Each core accumulates its
 // rows' dgamma in float32 (in UB when a row fits, and for split rows with a SyncAll, 910B's or
-// 310P's soft one, when a float32 row fits beside their chunks, else in its workspace row); the cores leave their partial rows in the
-// workspace and after SyncAll (on 310P the soft one, on counters every core zeroes first) each
-// sums a slice of columns (core 0 keeps its own in UB and sums them all when dgamma is too short
-// to spread). On 310P where the soft SyncAll's zeroing could not be early enough or would not
-// pay (few rows a core), and on 910B for split rows whose float32 dgamma row does not fit, the
-// cores instead sum dgamma over every row for a slice of columns each (ColumnDgamma), reading x
-// and dy a second time; on 310P, when neither applies, one core does everything.
+// 310P's soft one, when a float32 row fits beside their chunks, else in its workspace row); the
+// cores leave their partial rows in the workspace and after SyncAll (on 310P the soft one, on
+// counters every core zeroes first) each sums a slice of columns (core 0 keeps its own in UB and
+// sums them all when dgamma is too short to spread). On 310P where the soft SyncAll's zeroing could
+// not be early enough or would not pay (few rows a core), and on 910B for split rows whose float32
+// dgamma row does not fit, the cores instead sum dgamma over every row for a slice of columns each
+// (ColumnDgamma), reading x and dy a second time; on 310P, when neither applies, one core does
+// everything.
 // Copies: gm_copy.h, per chip (on 310P partial rows keep the windowed layout at a 32 B stride).
 #include "gm_copy.h"
 #include "rms_norm_grad_tiling.h"
