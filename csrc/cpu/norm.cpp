@@ -240,6 +240,8 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& dy_in, const at::T
         for (int64_t r = begin; r < end; ++r) {
           const T *dyr = dyp + r * d, *xr = xp + r * d;
           const T *dy_next = next_row(dyp, r, end, d), *x_next = next_row(xp, r, end, d), *dx_next = next_row<T>(dxp, r, end, d);
+          // The residual's row and next row (rms_norm_backward_add): it is read once, in the dx pass.
+          const T *resr = kAdd ? resp + r * d : nullptr, *res_next = kAdd ? next_row(resp, r, end, d) : nullptr;
           const Vec<M> rv(rp[r]);
           const auto xhat_of = [&](const Vec<M>& xv) C10_ALWAYS_INLINE_ATTRIBUTE { return xv * rv; };
           const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
@@ -258,10 +260,9 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& dy_in, const at::T
                                     C10_ALWAYS_INLINE_ATTRIBUTE { return rv * (dyv * gv - xh * mean); },
                                 dyb, gb, xhat);
             if constexpr (kAdd) {
-              // The residual is read once, here (not in the sum), so its next row is asked for here.
-              prefetch_block<M>(next_row(resp, r, end, d) + i);
+              prefetch_block<M>(res_next + i);
               dxb = each([](const Vec<M>& a, const Vec<M>& b) C10_ALWAYS_INLINE_ATTRIBUTE { return a + b; },
-                         rounded<T>(dxb), load_block<T, M>(resp + r * d + i, n));
+                         rounded<T>(dxb), load_block<T, M>(resr + i, n));
             }
             store_block<T, kStream>(dxp + r * d + i, dxb, n);
             // Lanes past n are 0 (the padded loads), so whole blocks are summed.
