@@ -23,6 +23,41 @@ using namespace airfuse_kernel;
 
 namespace {
 
+// acc += the sum of `count` rows of `rows` (span floats, stride apart) by halving, in a fixed
+// order, one level per Level() call: a caller puts each level beside its other vector work, so the
+// levels share its barriers (every call after the first must follow a barrier). The first level
+// writes `tmp` (rows itself, or a buffer of half the rows), the next ones halve tmp in place, the
+// last adds tmp's first row to acc.
+struct RowHalving {
+    LocalTensor<float> acc, rows, tmp;
+    uint32_t count, span, stride;
+    bool first = true;
+
+    // Issues the next level; false when none was left.
+    __aicore__ inline bool Level() {
+        if (count == 0) return false;
+        LocalTensor<float> src = first ? rows : tmp;
+        if (count == 1) {
+            Add(acc, acc, src, span);
+            count = 0;
+            return true;
+        }
+        uint32_t half = count / 2;
+        Add(tmp, src, src[(count - half) * stride], (half - 1) * stride + span);
+        // The first level's odd row (the middle one: row i pairs with row count - half + i) goes
+        // to acc, as tmp holds half the rows; later levels keep theirs in place.
+        if (first && count % 2) Add(acc, acc, rows[half * stride], span);
+        count = first ? half : count - half;
+        first = false;
+        return true;
+    }
+
+    // The levels left, each followed by a barrier.
+    __aicore__ inline void Drain() {
+        while (Level()) PipeBarrier<PIPE_V>();
+    }
+};
+
 template <typename T, typename G> class RmsNormGradKernel {
 public:
     __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma, GM_ADDR workspace,
@@ -129,8 +164,10 @@ private:
     }
 
     // Per step of n rows (X = x, A = dy, D scratch, all float, n * rowStride elements):
-    //   X *= rstd (xhat); D = A * X, summed over the rows into acc (dgamma); A *= gamma (dxhat);
-    //   D = A * X, row sums s; dx = rstd * A - X * (rstd * s / d).
+    //   A *= rstd; D = A * X (dy * xhat), summed over the rows into acc (dgamma); A *= gamma
+    //   (rstd * dxhat); D = A * X (dxhat * xhat), row sums s; dx = A - X * (rstd^2 * s / d).
+    // rstd goes into dy first: dx's two terms then need one row factor, not three (one pass a
+    // step fewer than xhat = x * rstd and dx = rstd * dxhat - xhat * (rstd * s / d)).
     // Ops over the step's rows at once cover the padding between rows too (never stored). With
     // two buffers per queue the next step's rows are loaded while this one is computed: its copies
     // are issued right after this step's scalar unit has seen its rstd.
@@ -183,10 +220,10 @@ private:
             }
             if (vecRows_) {
                 RowScalarsIn(r, n);
-                MulRows(X, X, RowVec(kRstdBlocks), RowFactor::kRowBlock, n, span, stride);
+                MulRows(A, A, RowVec(kRstdBlocks), RowFactor::kRowBlock, n, span, stride);
             } else {
                 PipeBarrier<PIPE_V>();
-                for (uint32_t i = 0; i < n; ++i) Muls(X[i * stride], X[i * stride], r.GetValue(i), span);
+                for (uint32_t i = 0; i < n; ++i) Muls(A[i * stride], A[i * stride], r.GetValue(i), span);
             }
             PipeBarrier<PIPE_V>();
             if (!ColumnMode()) {
@@ -194,47 +231,69 @@ private:
                 PipeBarrier<PIPE_V>();
             }
             if (lateGamma && done == 0) GammaAsFloat(g, gammaIn);
+            // dgamma's rows summed a level per phase of the dx work below (each level alone
+            // cost a barrier: 910B2 4096 x 128 bf16, 7 a step), the first level out of D into dx's
+            // buffer, free until dx is written, so that D takes the row sums' products meanwhile.
+            LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
+            RowHalving dgamma{acc, D, dxl.template ReinterpretCast<float>(), ColumnMode() ? 0 : n, span, stride};
             if (vecRows_) {
                 MulRows(A, A, g, RowFactor::kSharedRow, n, span, stride);
             } else {
                 for (uint32_t i = 0; i < n; ++i) Mul(A[i * stride], A[i * stride], g, span);
             }
-            if (ColumnMode()) {
-                PipeBarrier<PIPE_V>();
-            } else {
-                AddRows(acc, D, n, span, stride);
-                // The core's dgamma is complete: its store overlaps the last step's dx work.
-                if (!more) StoreAcc();
-            }
+            DgammaLevel(dgamma, !more);
+            PipeBarrier<PIPE_V>();
             Mul(D, A, X, width);
+            DgammaLevel(dgamma, !more);
             PipeBarrier<PIPE_V>();
             for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(D[i * stride], d);
-            RowSums(!mover_.aligned, sums, D, stride, n, span, scratch, t_.reduceTmpBytes / sizeof(float));
+            // A2's vector row scalars take the sums packed (no compaction pass in RowScalarsOut).
+            bool packed = vecRows_ && !mover_.aligned;
+            RowSums(!mover_.aligned, packed ? RowVec(kMean) : sums, D, stride, n, span, scratch, t_.reduceTmpBytes / sizeof(float),
+                    packed ? kCompactSums : kSumStride);
+            DgammaLevel(dgamma, !more);
+            // A2's vector row scalars give X's factor negated: half/bf16 dx in float is then one
+            // MulAddDst into A (a pass and a barrier a step fewer than a Mul and a Sub), float dx
+            // an Add into its output buffer.
+            bool fused = packed && !kIsFloat<T>;
             if (vecRows_) {
-                RowScalarsOut(n);
-                MulRows(A, A, RowVec(kRstdBlocks), RowFactor::kRowBlock, n, span, stride);
-                MulRows(X, X, RowVec(kMeanBlocks), RowFactor::kRowBlock, n, span, stride);
+                RowScalarsOut(n, dgamma, !more);
+#if AIRFUSE_HAS_DATA_COPY_PAD
+                if (fused) MulRows<true>(A, X, RowVec(kMeanBlocks), RowFactor::kRowBlock, n, span, stride);
+#endif
+                if (!fused) MulRows(X, X, RowVec(kMeanBlocks), RowFactor::kRowBlock, n, span, stride);
             } else {
                 int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
                 SetFlag<HardEvent::V_S>(eventVS);
                 WaitFlag<HardEvent::V_S>(eventVS);
-                for (uint32_t i = 0; i < n; ++i) {  // one scalar read of rstd for both (the scalar unit bounds short rows)
+                for (uint32_t i = 0; i < n; ++i) {
                     float rv = r.GetValue(i);
-                    Muls(A[i * stride], A[i * stride], rv, span);
-                    Muls(X[i * stride], X[i * stride], rv * sums.GetValue(i * kSumStride) * t_.avgFactor, span);
+                    Muls(X[i * stride], X[i * stride], rv * rv * sums.GetValue(i * kSumStride) * t_.avgFactor, span);
                 }
                 int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
                 SetFlag<HardEvent::S_V>(eventSV);
                 WaitFlag<HardEvent::S_V>(eventSV);
             }
+            DgammaLevel(dgamma, !more);
             PipeBarrier<PIPE_V>();
-            LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
-            if constexpr (kIsFloat<T>) {
-                Sub(dxl, A, X, width);
-            } else {
+            // The last step's dx (half/bf16, A2) is cast and stored in two parts, its last
+            // castLater rows cast after the first part's store is issued: that store is the core's
+            // last transfer before SyncAll.
+            uint32_t castLater = !more && !kIsFloat<T> && !mover_.aligned && n > 1 ? n / 2 : 0;
+            if (!kIsFloat<T> && !fused) {
                 Sub(A, A, X, width);
+                DgammaLevel(dgamma, !more);
                 PipeBarrier<PIPE_V>();
-                FromFloat(dxl, A, width);
+            }
+            while (DgammaLevel(dgamma, !more)) PipeBarrier<PIPE_V>();  // dx's buffer is written next
+            if constexpr (kIsFloat<T>) {
+                if (packed) {
+                    Add(dxl, A, X, width);
+                } else {
+                    Sub(dxl, A, X, width);
+                }
+            } else {
+                FromFloat(dxl, A, width - castLater * stride);
             }
             // The next step's casts overwrite a_ and b_ (c_): the queues' flags do not order them
             // after this step's vector work.
@@ -248,7 +307,15 @@ private:
             if (mover_.natural) {
                 dxOut_.PutRows(dxl, n, d, stride);
             } else {
-                mover_.RowsOut(dxGm_, dxl, off, n, d, stride);
+                uint32_t first = n - castLater;
+                mover_.RowsOut(dxGm_, dxl, off, first, d, stride);
+                if (castLater) {
+                    FromFloat(dxl[first * stride], A[first * stride], (castLater - 1) * stride + span);
+                    int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+                    SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+                    WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+                    mover_.RowsOut(dxGm_, dxl[first * stride], off + uint64_t(first) * d, castLater, d, stride);
+                }
             }
             dxQue_.FreeTensor(dxl);
         }
@@ -311,10 +378,10 @@ private:
     __aicore__ inline uint32_t InHalf() const { return t_.rowsPerLoop * t_.rowStride; }
 
     // vecRows_: a step's per-row scalars on the vector unit, no scalar read per row. rowVec_
-    // holds, for n8 = rowsPerLoop rounded up to 8: rstd, rstd / d and the row means (n8 floats
-    // each; A2: zeroed once, so Brcb's whole repeats read written memory past a short step's rows),
-    // then a block per row of rstd and of rstd * mean (A2: by Brcb; 310P: by Gather, whose offset
-    // tables follow, n8 * 8 each) (op_host/tiling/rms_norm.h, rowVecBytes).
+    // holds, for n8 = rowsPerLoop rounded up to 8: rstd, -rstd^2 / d and the row sums, then their
+    // factor (n8 floats each; A2: zeroed once, so Brcb's whole repeats read written memory past a
+    // short step's rows), then a block per row of rstd and of rstd^2 * s / d (A2: negated, by Brcb; 310P:
+    // by Gather, whose offset tables follow, n8 * 8 each) (op_host/tiling/rms_norm.h, rowVecBytes).
     static constexpr uint32_t kRstd = 0, kRstdAvg = 1, kMean = 2, kRstdBlocks = 3, kMeanBlocks = 4, kRstdOffsets = 5, kSumOffsets = 6;
     template <typename U = float> __aicore__ inline LocalTensor<U> RowVec(uint32_t part) {
         uint32_t n8 = RoundUpTo(t_.rowsPerLoop, 8), at = part < kRstdBlocks ? part * n8 : 3 * n8 + (part - kRstdBlocks) * n8 * 8;
@@ -341,7 +408,7 @@ private:
     }
 
     // Step start, with the casts: rstd copied out of its queue buffer (whose tail past n rows
-    // nothing wrote) and scaled by 1 / d, then broadcast a block per row. Ends with a barrier.
+    // nothing wrote), then broadcast a block per row; A2: -rstd^2 / d beside it. Ends with a barrier.
     __aicore__ inline void RowScalarsIn(const LocalTensor<float>& r, uint32_t n) {
         if (mover_.aligned) {  // 310P: rstd[i] gathered into row i's block
             uint32_t loaded = RoundUpTo(n, kBlock<float>);
@@ -355,38 +422,51 @@ private:
         }
 #if AIRFUSE_HAS_DATA_COPY_PAD
         Adds(RowVec(kRstd), r, 0.0f, int32_t(n));
-        Muls(RowVec(kRstdAvg), r, t_.avgFactor, int32_t(n));
+        Mul(RowVec(kRstdAvg), r, r, int32_t(n));
         PipeBarrier<PIPE_V>();
         Brcb(RowVec(kRstdBlocks), RowVec(kRstd), uint8_t(CeilDivU(n, 8)), BrcbRepeatParams(1, 8));
+        Muls(RowVec(kRstdAvg), RowVec(kRstdAvg), -t_.avgFactor, int32_t(n));  // negated: ProcessResident adds X times it
         PipeBarrier<PIPE_V>();
 #endif
     }
 
-    // After RowSums: each row's sum s (a block apart in red_) compacted, times rstd / d, broadcast
-    // a block per row (X's factor rstd * s / d). Ends with a barrier.
-    __aicore__ inline void RowScalarsOut(uint32_t n) {
-        if (mover_.aligned) {  // 310P: row i's sum gathered into its block, times rstd / d
+    // A level of a step's dgamma sum (RowHalving); the last step's, once complete, is stored right
+    // away, under the rest of the step (the row at 128 x 4096 on 910B2: 16 KB, ~885 cycles).
+    // false when no level was left.
+    __aicore__ inline bool DgammaLevel(RowHalving& dgamma, bool last) {
+        if (!dgamma.Level()) return false;
+        if (last && dgamma.count == 0) StoreAcc();
+        return true;
+    }
+
+    // After RowSums: each row's sum s times rstd^2 / d (A2: negated), broadcast a block per row
+    // (X's factor), a level of dgamma's sum beside each op. Ends with a barrier.
+    __aicore__ inline void RowScalarsOut(uint32_t n, RowHalving& dgamma, bool last) {
+        if (mover_.aligned) {  // 310P: row i's sum (a block apart in red_) gathered into its block, times rstd twice and 1 / d
             LocalTensor<float> mean = RowVec(kMeanBlocks);
             PipeBarrier<PIPE_V>();
             Gather(mean, red_.Get<float>(n * kSumStride), RowVec<uint32_t>(kSumOffsets), 0, n * 8);
+            DgammaLevel(dgamma, last);
             PipeBarrier<PIPE_V>();
             Mul(mean, mean, RowVec(kRstdBlocks), int32_t(n * 8));
+            DgammaLevel(dgamma, last);
+            PipeBarrier<PIPE_V>();
+            Mul(mean, mean, RowVec(kRstdBlocks), int32_t(n * 8));
+            DgammaLevel(dgamma, last);
             PipeBarrier<PIPE_V>();
             Muls(mean, mean, t_.avgFactor, int32_t(n * 8));
+            DgammaLevel(dgamma, last);
             PipeBarrier<PIPE_V>();
             return;
         }
 #if AIRFUSE_HAS_DATA_COPY_PAD
-        LocalTensor<float> mean = RowVec(kMean), sums = red_.Get<float>();
-        PipeBarrier<PIPE_V>();
-        for (uint32_t r0 = 0; r0 < n; r0 += kMaxRepeat) {
-            uint32_t rows = n - r0 < kMaxRepeat ? n - r0 : kMaxRepeat;
-            WholeReduceSum(mean[r0], sums[r0 * kSumStride], 1, int32_t(rows), 1, 1, 1);  // a mask of 1: picks each row's sum
-        }
+        LocalTensor<float> mean = RowVec(kMean);  // RowSums packed the sums there
         PipeBarrier<PIPE_V>();
         Mul(mean, mean, RowVec(kRstdAvg), int32_t(n));
+        DgammaLevel(dgamma, last);
         PipeBarrier<PIPE_V>();
         Brcb(RowVec(kMeanBlocks), mean, uint8_t(CeilDivU(n, 8)), BrcbRepeatParams(1, 8));
+        DgammaLevel(dgamma, last);
         PipeBarrier<PIPE_V>();
 #endif
     }
@@ -407,14 +487,7 @@ private:
     // acc += the sum of n rows of `rows` (stride apart), by halving (a fixed order); leaves rows
     // clobbered and ends with a barrier.
     __aicore__ inline void AddRows(const LocalTensor<float>& acc, const LocalTensor<float>& rows, uint32_t n, uint32_t span, uint32_t stride) {
-        for (uint32_t count = n; count > 1;) {
-            uint32_t half = count / 2;
-            Add(rows, rows, rows[(count - half) * stride], (half - 1) * stride + span);
-            PipeBarrier<PIPE_V>();
-            count -= half;
-        }
-        Add(acc, acc, rows, span);
-        PipeBarrier<PIPE_V>();
+        RowHalving{acc, rows, rows, n, span, stride}.Drain();
     }
 
     // rstd values loaded by MTE2 are read by the scalar unit.

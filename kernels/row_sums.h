@@ -99,9 +99,11 @@ constexpr uint32_t kMulCallRows = 248;
 // for every row (block stride 1, repeat stride 0).
 enum class RowFactor { kRowBlock, kSharedRow };
 
-// Per-row factors on the vector unit: out row i = src row i * its factor, n rows of span floats
-// `stride` floats apart (stride / 8 <= kMaxRepStrideBlocks): per 64-column slice, one level-0 Mul
-// per kMulCallRows rows, a repeat per row (BinaryRepeatParams strides count 32 B blocks).
+// Per-row factors on the vector unit: out row i = src row i * its factor (kAccumulate: out row i
+// += that, by MulAddDst, A2 only), n rows of span floats `stride` floats apart (stride / 8 <=
+// kMaxRepStrideBlocks): per 64-column slice, one level-0 Mul (MulAddDst) per kMulCallRows rows, a
+// repeat per row (BinaryRepeatParams strides count 32 B blocks).
+template <bool kAccumulate = false>
 __aicore__ inline void MulRows(const LocalTensor<float>& out, const LocalTensor<float>& src, const LocalTensor<float>& factors, RowFactor kind,
                                uint32_t n, uint32_t span, uint32_t stride) {
     uint8_t rep = uint8_t(stride / 8);
@@ -111,7 +113,11 @@ __aicore__ inline void MulRows(const LocalTensor<float>& out, const LocalTensor<
         uint8_t rows = uint8_t(n - r0 < kMulCallRows ? n - r0 : kMulCallRows);
         for (uint32_t c = 0; c < span; c += kRepeatFloats) {
             uint64_t mask = span - c < kRepeatFloats ? span - c : kRepeatFloats;
-            Mul(out[r0 * stride + c], src[r0 * stride + c], rowBlock ? factors[r0 * 8] : factors[c], mask, rows, params);
+            if constexpr (kAccumulate) {
+                MulAddDst(out[r0 * stride + c], src[r0 * stride + c], rowBlock ? factors[r0 * 8] : factors[c], mask, rows, params);
+            } else {
+                Mul(out[r0 * stride + c], src[r0 * stride + c], rowBlock ? factors[r0 * 8] : factors[c], mask, rows, params);
+            }
         }
     }
 }

@@ -232,6 +232,21 @@ def test_mul_add_dst_follows_its_doc_and_is_a2_only(broken):
         run(broken, "correct_mul_add_dst", x=torch.zeros(256), chip="Ascend310P3")
 
 
+def test_strided_mul_add_dst_follows_its_doc(broken):
+    """MulAddDst's level-0 form (MulAddDst.md): per masked element of each repeat dst = src0 * src1
+    + dst at the operands' own block and repeat strides (src1 a block per repeat here), the rest
+    of dst unchanged; A2/A3 only, as its count form."""
+    gen = torch.Generator().manual_seed(5)
+    a, f, d = torch.randn(4, 64, generator=gen), torch.randn(4, generator=gen), torch.randn(4, 64, generator=gen)
+    x = torch.cat([a.flatten(), f.repeat_interleave(8), d.flatten(), torch.zeros(256)])
+    run(broken, "correct_mul_add_dst_strided", x=x)
+    want = d.clone()
+    want[:, :20] = a[:, :20] * f[:, None] + d[:, :20]
+    torch.testing.assert_close(x[544:].view(4, 64), want, rtol=0, atol=0)
+    with pytest.raises(twin.TwinError, match="MulAddDst: not documented for Ascend310P3"):
+        run(broken, "correct_mul_add_dst_strided", x=torch.zeros(800), chip="Ascend310P3")
+
+
 def test_launch_after_violation_still_works(broken):
     """A violation raises in Python and leaves the process and the twin usable."""
     with pytest.raises(twin.TwinError):

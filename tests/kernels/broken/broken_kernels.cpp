@@ -583,3 +583,24 @@ extern "C" __global__ __aicore__ void correct_vector_math(GM_ADDR x, GM_ADDR wor
     WaitFlag<HardEvent::V_MTE3>(eventVMte3);
     DataCopy(g[n], t[n], 6 * n);
 }
+
+// MulAddDst's level-0 form, continuous mask 20 over 4 repeats, src1 at block stride 0 and repeat
+// stride 1 (a block per repeat, as Brcb's output): x holds src0 (4 rows of 64 floats), src1 (4
+// blocks of 8) and dst (4 rows of 64) at 0, 256 and 288; dst goes back to x from 544.
+extern "C" __global__ __aicore__ void correct_mul_add_dst_strided(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 544 * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, 800);
+    LocalTensor<float> t = buf.Get<float>();
+    DataCopy(t, g, 544);
+    int32_t eventMte2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
+    SetFlag<HardEvent::MTE2_V>(eventMte2V);
+    WaitFlag<HardEvent::MTE2_V>(eventMte2V);
+    MulAddDst(t[288], t, t[256], 20, 4, BinaryRepeatParams(1, 1, 0, 8, 8, 1));
+    int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+    SetFlag<HardEvent::V_MTE3>(eventVMte3);
+    WaitFlag<HardEvent::V_MTE3>(eventVMte3);
+    DataCopy(g[544], t[288], 256);
+}

@@ -131,9 +131,16 @@ template <typename T> void FusedMulAdd(const LocalTensor<T>& d, const LocalTenso
 }
 // MulAddDst (asc-devkit MulAddDst.md: dst = src0 * src1 + dst; half and float on A2/A3 and Kirin,
 // not the 310P AI Core: the twin refuses it there, as WholeReduceSum). Rounded like FusedMulAdd.
+}  // namespace AscendC
+namespace twin {
+inline void MulAddDstChip() {
+    if (std::strncmp(Cur().chip->socVersion, "Ascend910B", 10) != 0)
+        Fail("MulAddDst", Fmt("not documented for %s (MulAddDst.md lists A2/A3 products only)", Cur().chip->socVersion));
+}
+}  // namespace twin
+namespace AscendC {
 template <typename T> void MulAddDst(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
-    if (std::strncmp(twin::Cur().chip->socVersion, "Ascend910B", 10) != 0)
-        twin::Fail("MulAddDst", twin::Fmt("not documented for %s (MulAddDst.md lists A2/A3 products only)", twin::Cur().chip->socVersion));
+    twin::MulAddDstChip();
     twin::FusedDst("MulAddDst", d, a, &b, n, [](auto dv, auto x, auto y) { return decltype(x)(decltype(x)(x * y) + dv); });
 }
 template <typename T> void Axpy(const LocalTensor<T>& d, const LocalTensor<T>& a, const T& s, int32_t n) {
@@ -304,8 +311,9 @@ inline uint64_t StridedSpan(int32_t repeats, int32_t blocks, uint32_t blkStride,
 }
 
 // Level-0 binary op, continuous mask (the first `mask` elements of each repeat; the rest of dst
-// is left unchanged): element i of repeat r sits in block i / perBlock of that repeat.
-template <typename T, typename F>
+// is left unchanged): element i of repeat r sits in block i / perBlock of that repeat. kReadsDst:
+// dst is an operand too (the fused multiply-adds), f(dst, src0, src1).
+template <bool kReadsDst = false, typename T, typename F>
 void StridedBinary(const char* api, const AscendC::LocalTensor<T>& d, const AscendC::LocalTensor<T>& a, const AscendC::LocalTensor<T>& b,
                    uint64_t mask, uint8_t repeatTime, const AscendC::BinaryRepeatParams& p, F f) {
     CheckArith<T>(api);
@@ -323,14 +331,21 @@ void StridedBinary(const char* api, const AscendC::LocalTensor<T>& d, const Asce
     in.Vector(uint64_t(repeatTime) * perRepeat, sizeof(T));
     StridedAccess(in, a, "src0", repeatTime, blocks, p.src0BlkStride, p.src0RepStride, false);
     StridedAccess(in, b, "src1", repeatTime, blocks, p.src1BlkStride, p.src1RepStride, false);
+    if (kReadsDst) StridedAccess(in, d, "dst", repeatTime, blocks, p.dstBlkStride, p.dstRepStride, false);
     StridedAccess(in, d, "dst", repeatTime, blocks, p.dstBlkStride, p.dstRepStride, true);
     if (Cur().countOnly) return;
     auto at = [](int32_t r, uint64_t i, uint32_t blk, uint32_t rep) { return (uint64_t(r) * rep + i / perBlock * blk) * perBlock + i % perBlock; };
     // Every source element is read before dst is written: in-place operands see the old values.
     std::vector<T> out(uint64_t(repeatTime) * mask);
     for (int32_t r = 0; r < repeatTime; ++r)
-        for (uint64_t i = 0; i < mask; ++i)
-            out[r * mask + i] = f(a.Data()[at(r, i, p.src0BlkStride, p.src0RepStride)], b.Data()[at(r, i, p.src1BlkStride, p.src1RepStride)]);
+        for (uint64_t i = 0; i < mask; ++i) {
+            T x = a.Data()[at(r, i, p.src0BlkStride, p.src0RepStride)], y = b.Data()[at(r, i, p.src1BlkStride, p.src1RepStride)];
+            if constexpr (kReadsDst) {
+                out[r * mask + i] = f(d.Data()[at(r, i, p.dstBlkStride, p.dstRepStride)], x, y);
+            } else {
+                out[r * mask + i] = f(x, y);
+            }
+        }
     for (int32_t r = 0; r < repeatTime; ++r)
         for (uint64_t i = 0; i < mask; ++i) d.Data()[at(r, i, p.dstBlkStride, p.dstRepStride)] = out[r * mask + i];
 }
@@ -345,6 +360,17 @@ namespace AscendC {
 template <typename T>
 void Mul(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t mask, uint8_t repeatTime, const BinaryRepeatParams& p) {
     twin::StridedBinary("Mul", d, a, b, mask, repeatTime, p, [](auto x, auto y) { return decltype(x)(x * y); });
+}
+
+// MulAddDst, level-0 form with a continuous mask (MulAddDst.md's prototype of the high-dimensional
+// split, BinaryRepeatParams as the level-0 Mul's): per element of the masked repeats
+// dst = src0 * src1 + dst; A2/A3 only and rounded as its count form (above).
+template <typename T>
+void MulAddDst(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t mask, uint8_t repeatTime,
+               const BinaryRepeatParams& p) {
+    twin::MulAddDstChip();
+    twin::StridedBinary<true>("MulAddDst", d, a, b, mask, repeatTime, p,
+                              [](auto dv, auto x, auto y) { return decltype(x)(decltype(x)(x * y) + dv); });
 }
 
 // Brcb (Brcb.md): repeat r reads src[8r .. 8r + 8) and fills dst block r * dstRepStride +
