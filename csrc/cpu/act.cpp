@@ -4,8 +4,8 @@
 // refined reciprocal estimate; on AVX512 an exp of its own, TanhGate). Its float32 error against
 // float64, measured in every variant on [-20, 20] (DEFAULT's exact division alike): <= 1.1e-6
 // relative for x >= -3, <= 4e-6 for x >= -6 (the largest near -5.9), <= 2e-6 absolute everywhere.
-// Left of -6, where |gelu(x)| < 1e-10, it drifts up to ~1.3e-5 relative, then flushes to 0 (AVX2
-// at -10, AVX512 at -10.06, DEFAULT by -10.7). bfloat16 keeps 8 significant bits, and AVX512
+// Left of -6, where |gelu(x)| < 1e-10, it drifts up to ~1.3e-5 relative, then flushes to 0
+// (AVX2/AVX512 at -10, DEFAULT by -10.7). bfloat16 keeps 8 significant bits, and AVX512
 // computes it with less accuracy (kOutputBits): over every finite bfloat16 x, against float64 (the
 // sigmoid form of airfuse/ops/gelu.py) rounded once, 99.95 % of forward and backward results
 // (dy random) are that value (AVX2 99.99 %) and the rest 1 ulp off, except the flush left of -10
@@ -138,14 +138,15 @@ C10_ALWAYS_INLINE __m512 polynomial(const __m512& f, const std::array<float, N>&
   return p;
 }
 
-// 2^s for any float s: 2^f * 2^floor(s), f = s - floor(s) in [0, 1] from vreduceps, 2^f a
-// polynomial, and vscalefps multiplying by 2^floor(s) exactly, underflowing to denormals and 0
-// below -126 and overflowing to inf from 128 as a multiply would; NaN stays NaN. 6 or 8
-// instructions where at::vec's exp_u20 takes 19 (its range clamps, conversions and exponent
-// arithmetic). The polynomials are minimax in relative error (1.0e-4 at degree 3, for kBits <= 8;
-// 1.5e-7 at degree 5, evaluated in float) among those exact at f = 0 and 1 (a tiny negative s
-// gives f = 1): so 2^s is exactly 1 for |s| < 2^-25, GELU's gate exactly 1/2 for tiny x, and
-// gelu(x) = x/2 rounds its ties (x denormal) to even as exact math would.
+// 2^s for s >= -126, 0 below: 2^f * 2^floor(s), f = s - floor(s) in [0, 1] from vreduceps, 2^f a
+// polynomial, and vscalefps multiplying by 2^floor(s) exactly, overflowing to inf from 128 as a
+// multiply would; NaN stays NaN. 7 or 9 instructions where at::vec's exp_u20 takes 19 (its range
+// clamps, conversions and exponent arithmetic). No denormal results: each one made and each one
+// met costs a microcode assist (vscalefps's denormals made gelu 11-26x slower where x was 10.3).
+// The polynomials are minimax in relative error (1.0e-4 at degree 3, for kBits <= 8; 1.5e-7 at
+// degree 5, evaluated in float) among those exact at f = 0 and 1 (a tiny negative s gives f = 1):
+// so 2^s is exactly 1 for |s| < 2^-25, GELU's gate exactly 1/2 for tiny x, and gelu(x) = x/2
+// rounds its ties (x denormal) to even as exact math would.
 template <int kBits>
 C10_ALWAYS_INLINE __m512 exp2_of(const __m512& s) {
   const __m512 f = _mm512_reduce_ps(s, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
@@ -155,13 +156,14 @@ C10_ALWAYS_INLINE __m512 exp2_of(const __m512& s) {
   } else {
     p = polynomial(f, std::array{0x1.eca6f0p-10f, 0x1.269deep-7f, 0x1.c94440p-5f, 0x1.ebd8a0p-3f, 0x1.62e4c8p-1f, 1.0f});
   }
-  return _mm512_scalef_ps(p, s);
+  // (Not less than -126, or NaN.)
+  return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(s, _mm512_set1_ps(-126.0f), _CMP_NLT_UQ), p, s);
 }
 
 // The tanh form's gate in float on AVX512: q = sigmoid(w) = 1 / (1 + e), e = exp(-w), w = 2u as
 // tanh_argument gives it, with -log2(e) folded into its constants so that exp2_of takes it as is.
-// Where e is inf (w < -88.7), q is 0: rcp14 gives 1 / inf = 0, which the Newton step, 1 - inf * 0
-// = NaN, must leave alone. For kBits <= 8 no Newton step: rcp14 is within 2^-14.
+// q is 0 where 1 + e >= 2^126 (x < -10; so is float32's gelu(x), and q stays normal, see
+// exp2_of); NaN stays NaN. rcp14 is within 2^-14; for kBits > 8 a Newton step refines it.
 template <int kBits>
 struct TanhGate {
   __m512 e, q;
@@ -169,11 +171,10 @@ struct TanhGate {
   C10_ALWAYS_INLINE explicit TanhGate(const Vec<float>& x) {
     e = exp2_of<kBits>(tanh_argument(x, -M_LOG2E));
     const __m512 one = _mm512_set1_ps(1.0f), d = _mm512_add_ps(one, e);
-    q = _mm512_rcp14_ps(d);
-    if constexpr (kBits > 8) {
-      const __mmask16 finite = _mm512_cmp_ps_mask(d, _mm512_set1_ps(INFINITY), _CMP_LT_OQ);
-      q = _mm512_mask_fmadd_ps(q, finite, _mm512_fnmadd_ps(d, q, one), q);
-    }
+    // (Not at least 2^126, or NaN.)
+    const __mmask16 normal = _mm512_cmp_ps_mask(d, _mm512_set1_ps(0x1p126f), _CMP_NGE_UQ);
+    q = _mm512_maskz_rcp14_ps(normal, d);
+    if constexpr (kBits > 8) q = _mm512_maskz_fmadd_ps(normal, q, _mm512_fnmadd_ps(d, q, one), q);
   }
 };
 #endif
@@ -197,7 +198,7 @@ C10_ALWAYS_INLINE Vec<M> gelu_slope(const Vec<M>& x) {
 #if defined(CPU_CAPABILITY_AVX512)
     if constexpr (std::is_same_v<M, float>) {
       // sigmoid(-w) = e * q, so the density is q * e * q. The term is 0 where the density is 0
-      // (as below) or NaN, which it is where e is inf and q 0 (x < -10).
+      // (as below) or NaN, which it is where e is inf (q is 0 there).
       const TanhGate<kBits> g(x);
       const __m512 density = _mm512_mul_ps(g.q, _mm512_mul_ps(g.e, g.q));
       const __mmask16 live = _mm512_cmp_ps_mask(density, _mm512_setzero_ps(), _CMP_NEQ_OQ);
