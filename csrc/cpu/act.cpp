@@ -123,8 +123,8 @@ struct SigmoidPair {
 };
 
 // The relative accuracy, in bits, that the float math of a kernel storing T needs: bfloat16 keeps
-// 8 significant bits, and there a cheaper tanh form (TanhGate: a degree-3 exp, no Newton step; 11
-// instructions a vector forward, against 16) still rounds all but about 1 in 2000 results as the exact value would
+// 8 significant bits, and there a cheaper tanh form (TanhGate: a degree-3 exp, no Newton step; 13
+// instructions a vector forward, against 17) still rounds all but about 1 in 2000 results as the exact value would
 // (header). float16 (11 bits) gets float32's math.
 template <class T>
 constexpr int kOutputBits = std::is_same_v<T, at::BFloat16> ? 8 : std::is_same_v<T, at::Half> ? 11 : 24;
@@ -140,7 +140,7 @@ C10_ALWAYS_INLINE __m512 polynomial(const __m512& f, const std::array<float, N>&
 
 // 2^s for s >= -126, 0 below: 2^f * 2^floor(s), f = s - floor(s) in [0, 1] from vreduceps, 2^f a
 // polynomial, and vscalefps multiplying by 2^floor(s) exactly, overflowing to inf from 128 as a
-// multiply would; NaN stays NaN. 7 or 9 instructions where at::vec's exp_u20 takes 19 (its range
+// multiply would; NaN stays NaN. 6 or 8 instructions where at::vec's exp_u20 takes 19 (its range
 // clamps, conversions and exponent arithmetic). No denormal results: each one made and each one
 // met costs a microcode assist (vscalefps's denormals made gelu 11-26x slower where x was 10.3).
 // The polynomials are minimax in relative error (1.0e-4 at degree 3, for kBits <= 8; 1.5e-7 at
