@@ -124,8 +124,8 @@ struct SigmoidPair {
 
 // The relative accuracy, in bits, that the float math of a kernel storing T needs: bfloat16 keeps
 // 8 significant bits, and there a cheaper tanh form (TanhGate: a degree-3 exp, no Newton step; 13
-// instructions a vector forward, against 17) still rounds all but about 1 in 2000 results as the exact value would
-// (header). float16 (11 bits) gets float32's math.
+// instructions a vector forward, against 17) still rounds all but about 1 in 2000 results as the
+// exact value would (header). float16 (11 bits) gets float32's math.
 template <class T>
 constexpr int kOutputBits = std::is_same_v<T, at::BFloat16> ? 8 : std::is_same_v<T, at::Half> ? 11 : 24;
 

@@ -382,9 +382,10 @@ void elementwise(int64_t rows, int64_t length, std::array<const T*, NI> in, std:
     for_each_block<M>(end - begin, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
       // Each input's and output's line kElementwiseAhead bytes on (prefetch_block; an output only
       // where normal stores write it), asked for while this block computes.
-      c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { prefetch_block<M>(src[k] + i + kElementwiseAhead / int64_t(sizeof(T))); });
+      constexpr int64_t kAhead = kElementwiseAhead / int64_t(sizeof(T));
+      c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { prefetch_block<M>(src[k] + i + kAhead); });
       if constexpr (!kStream) {
-        c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { prefetch_block<M, true>(dst[k] + i + kElementwiseAhead / int64_t(sizeof(T))); });
+        c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { prefetch_block<M, true>(dst[k] + i + kAhead); });
       }
       std::array<Block<M>, NI> args;
       c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { args[k] = load_block<T, M>(src[k] + i, n); });
