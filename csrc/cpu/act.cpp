@@ -1,10 +1,17 @@
 // Fused CPU kernels of the activations: silu_mul, swiglu, gelu and their backwards (math:
 // airfuse/ops/silu_mul.py, swiglu.py, gelu.py). silu_mul and swiglu keep its operation order, with
 // at::vec's inline exp_u20 for the exp (below); gelu's tanh form is rearranged for speed (one exp, a
-// refined reciprocal estimate). Its float32 error against float64, measured in every variant on
-// [-20, 20] (DEFAULT's exact division alike): <= 1.1e-6 relative for x >= -3, <= 4e-6 for x >= -6
-// (the largest near -5.9), <= 2e-6 absolute everywhere. Left of -6, where |gelu(x)| < 1e-10, it
-// drifts up to ~1.3e-5 relative, then flushes to 0 (AVX2/AVX512 at -10, DEFAULT by -10.7).
+// refined reciprocal estimate; on AVX512 an exp of its own, TanhGate). Its float32 error against
+// float64, measured in every variant on [-20, 20] (DEFAULT's exact division alike): <= 1.1e-6
+// relative for x >= -3, <= 4e-6 for x >= -6 (the largest near -5.9), <= 2e-6 absolute everywhere.
+// Left of -6, where |gelu(x)| < 1e-10, it drifts up to ~1.3e-5 relative, then flushes to 0
+// (AVX2/AVX512 at -10, DEFAULT by -10.7). bfloat16 keeps 8 significant bits, and AVX512
+// computes it with less accuracy (kOutputBits): over every finite bfloat16 x, against float64 (the
+// sigmoid form of airfuse/ops/gelu.py) rounded once, 99.95 % of forward and backward results
+// (dy random) are that value (AVX2 99.99 %) and the rest 1 ulp off, except the flush left of -10
+// (AVX2's too) and, backward, next to the zero of GELU's slope at x = -0.75 (3 ulps, 5e-6
+// absolute). float16 gets float32's math: 99.99 % rounded as float64, 1 ulp at most
+// (tests/test_gelu.py holds both).
 // All elementwise: one read of each input, one write of each output.
 #include <cmath>
 
@@ -75,34 +82,26 @@ const double kInvSqrt2Pi = 1 / std::sqrt(2 * M_PI);
 
 // kTanhScale * (x + kCubic * x^3) as x * (kTanhScale + kTanhScale * kCubic * x^2): three
 // operations, one a fused multiply-add where the vectors have one (within an ulp or two of the
-// unfused form).
+// unfused form). Times scale, folded into the two constants.
 template <class M>
-C10_ALWAYS_INLINE Vec<M> tanh_argument(const Vec<M>& x) {
-  return x * at::vec::fmadd(x * x, Vec<M>(M(kTanhScale * kCubic)), Vec<M>(M(kTanhScale)));
+C10_ALWAYS_INLINE Vec<M> tanh_argument(const Vec<M>& x, double scale = 1) {
+  return x * at::vec::fmadd(x * x, Vec<M>(M(scale * kTanhScale * kCubic)), Vec<M>(M(scale * kTanhScale)));
 }
 
-// w >= 0 ? yes : no. at::vec's comparison makes a vector of all-ones lanes that blendv turns back
-// into a mask (three instructions); on AVX512 the comparison writes a mask register, used as is.
+// w >= 0 ? yes : no.
 template <class M>
 C10_ALWAYS_INLINE Vec<M> where_non_negative(const Vec<M>& w, const Vec<M>& yes, const Vec<M>& no) {
-#if defined(CPU_CAPABILITY_AVX512)
-  if constexpr (std::is_same_v<M, float>) return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(w, _mm512_setzero_ps(), _CMP_GE_OQ), no, yes);
-#endif
   return Vec<M>::blendv(no, yes, w >= Vec<M>(M(0)));
 }
 
-// 1 / v for v in [1, 2]. In float on AVX2/AVX512: the hardware's estimate of 1 / v refined by one
-// Newton step, within about 2^-22 of the quotient: a division costs more than the rest of a GELU
-// element (it was most of gelu's time in bfloat16). float64, the reference dtype, divides.
+// 1 / v for v in [1, 2]. In float on AVX2: the hardware's estimate of 1 / v refined by one Newton
+// step, within about 2^-22 of the quotient: a division costs more than the rest of a GELU element
+// (it was most of gelu's time in bfloat16). float64, the reference dtype, divides.
 template <class M>
 C10_ALWAYS_INLINE Vec<M> reciprocal_1_to_2(const Vec<M>& v) {
-#if defined(CPU_CAPABILITY_AVX512) || defined(CPU_CAPABILITY_AVX2)
+#if defined(CPU_CAPABILITY_AVX2)
   if constexpr (std::is_same_v<M, float>) {
-#if defined(CPU_CAPABILITY_AVX512)
-    const Vec<M> estimate(_mm512_rcp14_ps(v));
-#else
     const Vec<M> estimate(_mm256_rcp_ps(v));
-#endif
     return estimate * (Vec<M>(M(2)) - v * estimate);
   }
 #endif
@@ -123,24 +122,94 @@ struct SigmoidPair {
   }
 };
 
+// The relative accuracy, in bits, that the float math of a kernel storing T needs: bfloat16 keeps
+// 8 significant bits, and there a cheaper tanh form (TanhGate: a degree-3 exp, no Newton step; 13
+// instructions a vector forward, against 17) still rounds all but about 1 in 2000 results as the
+// exact value would (header). float16 (11 bits) gets float32's math.
+template <class T>
+constexpr int kOutputBits = std::is_same_v<T, at::BFloat16> ? 8 : std::is_same_v<T, at::Half> ? 11 : 24;
+
+#if defined(CPU_CAPABILITY_AVX512)
+// c[0] f^n + c[1] f^(n-1) + ... + c[n], by Horner's rule.
+template <size_t N>
+C10_ALWAYS_INLINE __m512 polynomial(const __m512& f, const std::array<float, N>& c) {
+  __m512 p = _mm512_set1_ps(c[0]);
+  c10::ForcedUnroll<N - 1>{}([&](auto i) C10_ALWAYS_INLINE_ATTRIBUTE { p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(c[i + 1])); });
+  return p;
+}
+
+// 2^s for s >= -126, 0 below: 2^f * 2^floor(s), f = s - floor(s) in [0, 1] from vreduceps, 2^f a
+// polynomial, and vscalefps multiplying by 2^floor(s) exactly, overflowing to inf from 128 as a
+// multiply would; NaN stays NaN. 6 or 8 instructions where at::vec's exp_u20 takes 19 (its range
+// clamps, conversions and exponent arithmetic). No denormal results: each one made and each one
+// met costs a microcode assist (vscalefps's denormals made gelu 11-26x slower where x was 10.3).
+// The polynomials are minimax in relative error (1.0e-4 at degree 3, for kBits <= 8; 1.5e-7 at
+// degree 5, evaluated in float) among those exact at f = 0 and 1 (a tiny negative s gives f = 1):
+// so 2^s is exactly 1 for |s| < 2^-25, GELU's gate exactly 1/2 for tiny x, and gelu(x) = x/2
+// rounds its ties (x denormal) to even as exact math would.
+template <int kBits>
+C10_ALWAYS_INLINE __m512 exp2_of(const __m512& s) {
+  const __m512 f = _mm512_reduce_ps(s, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  __m512 p;
+  if constexpr (kBits <= 8) {
+    p = polynomial(f, std::array{0x1.4095eap-4f, 0x1.cf7a66p-3f, 0x1.640eaap-1f, 1.0f});
+  } else {
+    p = polynomial(f, std::array{0x1.eca6f0p-10f, 0x1.269deep-7f, 0x1.c94440p-5f, 0x1.ebd8a0p-3f, 0x1.62e4c8p-1f, 1.0f});
+  }
+  // (Not less than -126, or NaN.)
+  return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(s, _mm512_set1_ps(-126.0f), _CMP_NLT_UQ), p, s);
+}
+
+// The tanh form's gate in float on AVX512: q = sigmoid(w) = 1 / (1 + e), e = exp(-w), w = 2u as
+// tanh_argument gives it, with -log2(e) folded into its constants so that exp2_of takes it as is.
+// q is 0 where 1 + e >= 2^126 (x < -10; so is float32's gelu(x), and q stays normal, see
+// exp2_of); NaN stays NaN. rcp14 is within 2^-14; for kBits > 8 a Newton step refines it.
+template <int kBits>
+struct TanhGate {
+  __m512 e, q;
+
+  C10_ALWAYS_INLINE explicit TanhGate(const Vec<float>& x) {
+    e = exp2_of<kBits>(tanh_argument(x, -M_LOG2E));
+    const __m512 one = _mm512_set1_ps(1.0f), d = _mm512_add_ps(one, e);
+    // (Not at least 2^126, or NaN.)
+    const __mmask16 normal = _mm512_cmp_ps_mask(d, _mm512_set1_ps(0x1p126f), _CMP_NGE_UQ);
+    q = _mm512_maskz_rcp14_ps(normal, d);
+    if constexpr (kBits > 8) q = _mm512_maskz_fmadd_ps(normal, q, _mm512_fnmadd_ps(d, q, one), q);
+  }
+};
+#endif
+
 // Phi(x), the gate GELU multiplies x by.
-template <bool kTanh, class M>
+template <bool kTanh, int kBits, class M>
 C10_ALWAYS_INLINE Vec<M> cdf(const Vec<M>& x) {
+#if defined(CPU_CAPABILITY_AVX512)
+  if constexpr (kTanh && std::is_same_v<M, float>) return TanhGate<kBits>(x).q;
+#endif
   if constexpr (kTanh) return SigmoidPair<M>(tanh_argument(x)).of_w;
   return Vec<M>(M(0.5)) * (x.neg() * Vec<M>(M(kSqrtHalf))).erfc();
 }
 
 // Phi(x) + x * Phi'(x), GELU's derivative. Tanh form: the density is sigmoid(w) * sigmoid(-w), so
 // one exp serves both terms; 0 where the density underflows (x * slope could be inf there).
-template <bool kTanh, class M>
+template <bool kTanh, int kBits, class M>
 C10_ALWAYS_INLINE Vec<M> gelu_slope(const Vec<M>& x) {
   if constexpr (kTanh) {
+    const Vec<M> slope = at::vec::fmadd(x * x, Vec<M>(M(kTanhScale * 3 * kCubic)), Vec<M>(M(kTanhScale)));
+#if defined(CPU_CAPABILITY_AVX512)
+    if constexpr (std::is_same_v<M, float>) {
+      // sigmoid(-w) = e * q, so the density is q * e * q. The term is 0 where the density is 0
+      // (as below) or NaN, which it is where e is inf (q is 0 there).
+      const TanhGate<kBits> g(x);
+      const __m512 density = _mm512_mul_ps(g.q, _mm512_mul_ps(g.e, g.q));
+      const __mmask16 live = _mm512_cmp_ps_mask(density, _mm512_setzero_ps(), _CMP_NEQ_OQ);
+      return _mm512_add_ps(g.q, _mm512_maskz_mul_ps(live, x * slope, density));
+    }
+#endif
     const SigmoidPair<M> s(tanh_argument(x));
     const Vec<M> density = s.of_w * s.of_minus_w;
-    const Vec<M> slope = at::vec::fmadd(x * x, Vec<M>(M(kTanhScale * 3 * kCubic)), Vec<M>(M(kTanhScale)));
     return s.of_w + Vec<M>::blendv(x * slope * density, Vec<M>(M(0)), density == Vec<M>(M(0)));
   } else {
-    return cdf<false>(x) + x * (Vec<M>(M(-0.5)) * x * x).exp() * Vec<M>(M(kInvSqrt2Pi));
+    return cdf<false, kBits>(x) + x * (Vec<M>(M(-0.5)) * x * x).exp() * Vec<M>(M(kInvSqrt2Pi));
   }
 }
 
@@ -155,6 +224,8 @@ auto with_gelu_form(c10::string_view approximate, const F& f) {
 // and float16 their math takes about as long as their memory traffic, and streaming made them
 // slower: at 2048 tokens x 4096, silu_mul 1.10x (1.3-2.2x under heavier load), its backward 1.21x,
 // gelu's backward 1.10x, swiglu 1.05x, against 0.81-0.95x in float32 (interleaved in one process).
+// Since elementwise() prefetches and gelu's math got cheaper, about even at 8192 tokens: gelu and
+// silu_mul forward 1.00-1.07x, backward 0.91-0.96x (bfloat16 and float16, one process, once).
 Streaming streaming_of(const at::Tensor& x) {
   return x.scalar_type() == at::kFloat ? Streaming::kLargeCalls : Streaming::kNever;
 }
@@ -214,7 +285,7 @@ at::Tensor gelu(const at::Tensor& x_in, c10::string_view approximate) {
     with_gelu_form(approximate, [&](auto form) {
       elementwise<T, 1, 1>(1, x.numel(), {x.const_data_ptr<T>()}, {0}, {y.mutable_data_ptr<T>()}, {0}, streaming_of(x),
                            [](const std::array<Vec<M>, 1>& v) C10_ALWAYS_INLINE_ATTRIBUTE {
-                             return std::array{v[0] * cdf<decltype(form)::value>(v[0])};
+                             return std::array{v[0] * cdf<decltype(form)::value, kOutputBits<T>>(v[0])};
                            });
     });
   });
@@ -231,7 +302,7 @@ at::Tensor gelu_backward(const at::Tensor& dy_in, const at::Tensor& x_in, c10::s
       constexpr bool kTanh = decltype(form)::value;
       elementwise<T, 2, 1>(1, x.numel(), {dy.const_data_ptr<T>(), x.const_data_ptr<T>()}, {0, 0}, {dx.mutable_data_ptr<T>()}, {0},
                            streaming_of(x), [](const std::array<Vec<M>, 2>& v) C10_ALWAYS_INLINE_ATTRIBUTE {
-                             return std::array{v[0] * gelu_slope<kTanh>(v[1])};
+                             return std::array{v[0] * gelu_slope<kTanh, kOutputBits<T>>(v[1])};
                            });
     });
   });

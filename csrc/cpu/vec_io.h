@@ -348,6 +348,14 @@ inline auto with_same_or_math(at::ScalarType dtype, const F& f) {
 }
 
 
+// How far ahead of its blocks elementwise() prefetches its inputs and outputs, in bytes. Without
+// it, the hardware's prefetchers alone left the activations well short of memory's speed on the
+// development machine (1 thread, AVX512, tokens x 4096, in one process): with it, 4 KB ahead,
+// gelu bfloat16 took 0.66-0.70x its time at 2048 and 8192 tokens (forward and backward), float32
+// 0.85-0.86x; silu_mul and swiglu 0.60-0.89x (bfloat16) and 0.79-0.92x (float32). 8 and 16 KB
+// ahead did no better; the inputs alone, less (gelu bfloat16 0.70-0.83x).
+constexpr int64_t kElementwiseAhead = 4096;
+
 // Whether an elementwise kernel's large calls stream their stores (parallel_for_streaming).
 enum class Streaming { kLargeCalls, kNever };
 
@@ -372,6 +380,13 @@ void elementwise(int64_t rows, int64_t length, std::array<const T*, NI> in, std:
     // Forced inline (with the inputs, outputs and a block's two vectors unrolled) so that the full
     // blocks' loop has a constant n and keeps everything in registers.
     for_each_block<M>(end - begin, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+      // Each input's and output's line kElementwiseAhead bytes on (prefetch_block; an output only
+      // where normal stores write it), asked for while this block computes.
+      constexpr int64_t kAhead = kElementwiseAhead / int64_t(sizeof(T));
+      c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { prefetch_block<M>(src[k] + i + kAhead); });
+      if constexpr (!kStream) {
+        c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { prefetch_block<M, true>(dst[k] + i + kAhead); });
+      }
       std::array<Block<M>, NI> args;
       c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { args[k] = load_block<T, M>(src[k] + i, n); });
       std::array<Block<M>, NO> results;
