@@ -18,6 +18,10 @@
 
 namespace airfuse_kernel {
 
+// 310P: the least y a part of the last step stores (ProcessResident's castLater parts), times
+// the cores launched (which share HBM: a part's store takes its bytes times them over HBM's rate).
+constexpr uint32_t kLaterStoreBytes310p = 16384;
+
 template <typename T, typename G, bool kResidual> class RmsNormRows {
 public:
     // x2 and xOut are used only with kResidual (x is then x1).
@@ -96,20 +100,20 @@ private:
         if (vecRstd) BuildRstdTables();
         LoadStep(0);
         TEventID gammaIn = LoadGamma(g);
-        for (uint32_t done = 0; done < rows_.count; done += t_.rowsPerLoop) {
-            uint32_t n = rows_.count - done < t_.rowsPerLoop ? rows_.count - done : t_.rowsPerLoop;
+        for (uint32_t done = 0, n = 0, step = 0; done < rows_.count; done += n, ++step) {
+            n = StepRows(done);
             // Ops over the step's rows at once cover n * stride elements (the padding between
             // rows too, never stored); 310P rows under 32 B are packed, so row by row.
             uint32_t together = mover_.natural ? 1 : n, width = mover_.natural ? span : (n - 1) * stride + span;
-            bool more = done + t_.rowsPerLoop < rows_.count;
+            bool more = done + n < rows_.count;
             LocalTensor<T> x = xQue_.DeQue<T>();
             LocalTensor<T> x2, sum;
             if constexpr (kResidual) x2 = x2Que_.DeQue<T>();
             // Two buffers per queue: the next step's rows load while this one is computed.
-            if (prefetch && more) LoadStep(done + t_.rowsPerLoop);
+            if (prefetch && more) LoadStep(done + n);
             // Steps alternate between work_'s halves when it has two: a step's first vector op
             // then writes the half the last step did not read, and no barrier ends a step.
-            LocalTensor<float> w = work_.GetWithOffset<float>(t_.workCols, t_.workPair && done / t_.rowsPerLoop % 2 ? t_.workCols * 4 : 0);
+            LocalTensor<float> w = work_.GetWithOffset<float>(t_.workCols, t_.workPair && step % 2 ? t_.workCols * 4 : 0);
             if constexpr (kResidual) {
                 sum = xOutQue_.AllocTensor<T>();
                 for (uint32_t i = 0; i < n; i += together) AddRounded(sum[i * stride], x[i * stride], x2[i * stride], width, w);
@@ -119,20 +123,32 @@ private:
             LocalTensor<T> y = yQue_.AllocTensor<T>();
             LocalTensor<float> r;
             if (!mover_.aligned) r = rstdQue_.AllocTensor<float>();
-            // A2's vector rstd: epsilon under the packed sums' Axpy (VectorRstd), in the Brcb part
-            // (the last step's ScaleRows read it before the barrier between its two MulRows).
-            bool packed = vecRstd && !mover_.aligned;
-            if (packed) Duplicate(RstdVec(2), t_.epsilon, int32_t(RoundUpTo(n, 8)));
+            // The vector rstd: epsilon under the packed sums' Axpy (VectorRstd); on A2 in the Brcb
+            // part (the last step's ScaleRows read it before the barrier between its two MulRows).
+            if (vecRstd) Duplicate(RstdEpsilon(RoundUpTo(n, 8)), t_.epsilon, int32_t(RoundUpTo(n, 8)));
             // The squares: in work_ over x as float (cast again to scale), or, half/bf16 with UB
             // for it (the residual form: x2's float buffer, free once added), apart, x as float
             // then staying in work_ for the scaling (one cast pass and barrier fewer).
             LocalTensor<float> sq = w;
             bool sqApart = false;
-            // The last step's y (half/bf16, A2) is cast from float and stored in two parts, its
-            // last castLater rows after the first part's store has started: that store is the
-            // launch's last transfer (benchmarks/kernel_time.py: 910B3 rms_norm 4096 x 128 bf16,
-            // two steps of 52 rows, 1.74 -> 1.71 us).
-            uint32_t castLater = !more && !kIsFloat<T> && !mover_.aligned && n > 1 ? n / 2 : 0;
+            // The last step's y is stored in parts, its last castLater rows (in parts of `part`
+            // rows) after the first part's store has started: that store is the launch's last
+            // transfer. A2 (half/bf16): half the rows cast later (benchmarks/kernel_time.py:
+            // 910B3 rms_norm 4096 x 128 bf16, two steps of 52 rows, 1.74 -> 1.71 us). 310P (vector
+            // rstd): also scaled later (two Muls and the cast), in quarters or else halves whose
+            // store (times the cores, kLaterStoreBytes310p: 80 cycles) outlasts the next part's
+            // scaling and barriers (310P rms_norm half on 8 cores, 128 x 1024: halves 3.58 ->
+            // 3.39 us, quarters 3.29; 16 x 128 on 2 cores, halves of 1 KB: 0.60 -> 0.64; 16 x 1024
+            // on 2, quarters of 4 KB 1.57, halves 1.51).
+            uint32_t part = n / 2, cores = GetBlockNum();
+            if (mover_.aligned) {
+                if (n / 4 * d * sizeof(T) * cores >= kLaterStoreBytes310p) part = n / 4;
+                if (!vecRstd || part * d * sizeof(T) * cores < kLaterStoreBytes310p) part = 0;
+            } else if (kIsFloat<T>) {
+                part = 0;
+            }
+            uint32_t castLater = !more && part ? (mover_.aligned ? n - part : part) : 0;
+            uint32_t scaleNow = mover_.aligned ? n - castLater : n;
             if constexpr (!kIsFloat<T>) {
                 sqApart = kResidual || t_.squaresBytes != 0;
                 if (sqApart) sq = kResidual ? work2_.Get<float>() : squares_.Get<float>();
@@ -143,9 +159,9 @@ private:
             }
             PipeBarrier<PIPE_V>();
             for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(sq[i * stride], d);
-            RowSums(!mover_.aligned, packed ? RstdVec(0) : red_.Get<float>(), sq, stride, n, span,
+            RowSums(!mover_.aligned || vecRstd, vecRstd ? RstdVec(0) : red_.Get<float>(), sq, stride, n, span,
                     red_.GetWithOffset<float>(t_.redBytes / 4 - SumsFloats(), SumsFloats() * 4), t_.reduceTmpBytes / sizeof(float),
-                    packed ? kCompactSums : kSumStride);
+                    vecRstd ? kCompactSums : kSumStride);
             if (vecRstd) {
                 PipeBarrier<PIPE_V>();  // RowSums read the squares (and wrote the sums VectorRstd reads)
                 // x as float again unless kept (into work_, half/bf16), beside VectorRstd's first op (which ends with a barrier).
@@ -158,13 +174,15 @@ private:
                 }
                 if (done == 0) GammaAsFloat(g, gammaIn);  // VectorRstd's first barrier follows
                 VectorRstd(r, n);
-                ScaleRows(out, xf, g, n, span, stride);
+                // 310P: the launch's last rstd values leave now, beside the vector work, not behind y's last store.
+                if (mover_.aligned && !more && n % 8 == 0) rstdOut_.Finish();
+                ScaleRows(out, xf, g, 0, scaleNow, span, stride);
                 if constexpr (!kIsFloat<T>) {
                     PipeBarrier<PIPE_V>();
                     FromFloat(y, out, width - castLater * stride);
                 }
                 if (!t_.workPair) PipeBarrier<PIPE_V>();  // the next step's first vector op overwrites work_
-                StepOut(x, x2, sum, y, r, done, n, more && !prefetch, false, out, castLater);
+                StepOut(x, x2, sum, y, r, done, n, more && !prefetch, false, out, castLater, part, xf, g);
                 continue;
             }
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
@@ -197,7 +215,7 @@ private:
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
             WaitFlag<HardEvent::S_V>(eventSV);
-            StepOut(x, x2, sum, y, r, done, n, more && !prefetch, true, w, castLater);
+            StepOut(x, x2, sum, y, r, done, n, more && !prefetch, true, w, castLater, part, w, g);
         }
     }
 
@@ -232,94 +250,104 @@ private:
 
     // A step's end: frees its inputs, loads the next step (`loadNext`: one buffer per queue) and
     // stores x (kResidual), rstd (A2; `scalarRstd`: written by the scalar unit) and y; y's last
-    // `castLater` rows (A2) are cast from `out` here, after its first rows' store is issued.
+    // `castLater` rows are cast from `out` here, after its first rows' store is issued, and stored
+    // in parts of `part` rows (310P: scaled from `xf` into `out` first, by ScaleRows with gamma `g`).
     __aicore__ inline void StepOut(LocalTensor<T>& x, LocalTensor<T>& x2, LocalTensor<T>& sum, LocalTensor<T>& y, LocalTensor<float>& r,
                                    uint32_t done, uint32_t n, bool loadNext, bool scalarRstd, const LocalTensor<float>& out,
-                                   uint32_t castLater) {
-        xQue_.FreeTensor(x);
-        if constexpr (kResidual) x2Que_.FreeTensor(x2);
-        if (loadNext) LoadStep(done + t_.rowsPerLoop);
-        if constexpr (kResidual) xOutQue_.FreeTensor(sum);
+                                   uint32_t castLater, uint32_t part, const LocalTensor<float>& xf, const LocalTensor<float>& g) {
+        // 310P's later parts scale from x as float: float32 rows read x itself (or the residual sum).
+        bool keepInputs = castLater && mover_.aligned;
+        if (!keepInputs) {
+            xQue_.FreeTensor(x);
+            if constexpr (kResidual) x2Que_.FreeTensor(x2);
+        }
+        if (loadNext) LoadStep(done + n);
+        if constexpr (kResidual) {
+            if (!keepInputs) xOutQue_.FreeTensor(sum);
+        }
         if (!mover_.aligned) CopyOutRstd(r, done, n, scalarRstd);
         if (castLater == 0) return RowsOut(yQue_, y, yGm_, yOut_, done, n);
         uint32_t d = t_.numCols, stride = t_.rowStride, first = n - castLater;
         yQue_.EnQue(y);
         y = yQue_.DeQue<T>();
         mover_.RowsOut(yGm_, y, uint64_t(done) * d, first, d, stride);
-        FromFloat(y[first * stride], out[first * stride], (castLater - 1) * stride + mover_.Span(d));
-        int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-        SetFlag<HardEvent::V_MTE3>(eventVMTE3);
-        WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
-        mover_.RowsOut(yGm_, y[first * stride], uint64_t(done + first) * d, castLater, d, stride);
+        for (uint32_t p0 = first; p0 < n; p0 += part) {
+            uint32_t m = n - p0 < part ? n - p0 : part;
+            if (mover_.aligned) ScaleRows(out, xf, g, p0, m, mover_.Span(d), stride);
+            if constexpr (!kIsFloat<T>) {
+                if (mover_.aligned) PipeBarrier<PIPE_V>();
+                FromFloat(y[p0 * stride], out[p0 * stride], (m - 1) * stride + mover_.Span(d));
+            }
+            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+            SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+            mover_.RowsOut(yGm_, y[p0 * stride], uint64_t(done + p0) * d, m, d, stride);
+        }
+        if (keepInputs) {
+            xQue_.FreeTensor(x);
+            if constexpr (kResidual) {
+                x2Que_.FreeTensor(x2);
+                xOutQue_.FreeTensor(sum);
+            }
+        }
         yQue_.FreeTensor(y);
     }
 
-    // Part i of rstdV_, `count` floats (default: the part whole). A2: 0 the step's compacted sums,
-    // 1 ones, 2 Brcb's output (a block per row). 310P (rstd computed a block per row): 0 Gather
-    // offsets 32 i for element 8 i + k (row i's sum in red_), 1 ones, 2 rstd a block per row, 3
-    // Gather offsets 32 i for element i (a block's first value: the compacted rstd).
-    __aicore__ inline uint32_t RstdVecPartFloats() const {
-        uint32_t n8 = RoundUpTo(t_.rowsPerLoop, 8);
-        return mover_.aligned ? n8 * 8 : n8;
-    }
+    // Part i of rstdV_, `count` floats (default: the part whole), for steps of up to n8 rows
+    // (rowsPerLoop rounded up to 8): 0 the step's packed sums (n8), 1 ones (n8), 2 rstd a block per
+    // row (8 n8; A2: epsilon first, under the Axpy, until Brcb overwrites it); 310P only: 3
+    // epsilon, then rstd packed (n8), 4 Gather offsets 4 i for element 8 i + k (8 n8, uint32).
     template <typename U = float> __aicore__ inline LocalTensor<U> RstdVec(uint32_t i, uint32_t count = 0) {
-        uint32_t part = RstdVecPartFloats(), size = i == 2 ? RoundUpTo(t_.rowsPerLoop, 8) * 8 : (i == 3 ? part / 8 : part);
-        return rstdV_.GetWithOffset<U>(count ? count : size, i * part * uint32_t(sizeof(float)));
+        uint32_t n8 = RoundUpTo(t_.rowsPerLoop, 8), at = i < 3 ? i * n8 : (i == 3 ? 10 * n8 : 11 * n8);
+        return rstdV_.GetWithOffset<U>(count ? count : (i == 2 || i == 4 ? 8 * n8 : n8), at * uint32_t(sizeof(float)));
     }
 
-    // Once per core: VectorRstd's ones (the numerator) and, on 310P, its Gather offset tables (built
-    // by doubling, as float, then cast: exact for these small integers).
+    // The part holding epsilon under VectorRstd's Axpy (A2: Brcb's output, overwritten after), `count` floats.
+    __aicore__ inline LocalTensor<float> RstdEpsilon(uint32_t count) { return RstdVec(mover_.aligned ? 3 : 2, count); }
+
+    // Once per core: VectorRstd's ones (the numerator) and, on 310P, its Gather offsets (built by
+    // doubling, as float in part 2, then cast: exact for these small integers).
     __aicore__ inline void BuildRstdTables() {
-        uint32_t part = RstdVecPartFloats();
+        uint32_t n8 = RoundUpTo(t_.rowsPerLoop, 8);
         if (mover_.aligned) {
-            LocalTensor<float> f = RstdVec(2), g = RstdVec(1);
+            LocalTensor<float> f = RstdVec(2);
             Duplicate(f, 0.0f, 8);
-            CreateVecIndex(g, 0.0f, int32_t(part / 8));
             PipeBarrier<PIPE_V>();
-            Muls(g, g, 32.0f, int32_t(part / 8));
-            for (uint32_t have = 8; have < part; have *= 2) {  // elements [have, 2 have) = [0, have) + have / 8 rows
-                uint32_t more = part - have < have ? part - have : have;
-                Adds(f[have], f, float(have / 8 * 32), int32_t(more));
+            for (uint32_t have = 8; have < 8 * n8; have *= 2) {  // elements [have, 2 have) = [0, have) + have / 8 rows
+                uint32_t more = 8 * n8 - have < have ? 8 * n8 - have : have;
+                Adds(f[have], f, float(have / 8 * 4), int32_t(more));
                 PipeBarrier<PIPE_V>();
             }
-            Cast(RstdVec<int32_t>(0), f, RoundMode::CAST_RINT, part);
-            Cast(RstdVec<int32_t>(3), g, RoundMode::CAST_RINT, part / 8);
-            PipeBarrier<PIPE_V>();
+            Cast(RstdVec<int32_t>(4), f, RoundMode::CAST_RINT, 8 * n8);  // the first step's barriers come before its Gather
         }
-        Duplicate(RstdVec(1), 1.0f, int32_t(part));
+        Duplicate(RstdVec(1), 1.0f, int32_t(n8));
     }
 
-    // rstd of a step's n rows from their sums, on the vector unit: the float32 ops of Rstd(),
-    // 1 / sqrt(sum * avgFactor + epsilon), a block per row for ScaleRows. A2: on the packed sums
-    // (RstdVec(0), RowSums packed them) into r, sum * avgFactor + epsilon by one Axpy (its
-    // product rounded, then the add: Muls then Adds, one op and barrier fewer) onto the epsilon
-    // the step put in part 2, then Brcb. 310P (sums in red_, kSumStride apart): each row's sum
-    // gathered to a block, the ops on the blocks, then every block's first value gathered into
-    // rstdOut_'s stage.
+    // rstd of a step's n rows from their packed sums (RstdVec(0)), on the vector unit: the float32
+    // ops of Rstd(), 1 / sqrt(sum * avgFactor + epsilon), sum * avgFactor + epsilon by one Axpy
+    // (its product rounded, then the add: Muls then Adds, one op and barrier fewer) onto the
+    // epsilon the step put in RstdEpsilon(), then a block per row for ScaleRows. A2: rstd into r,
+    // then Brcb. 310P (no Brcb the twin models): rstd in place, Gathered a block per row, and
+    // copied (+ 0) into rstdOut_'s stage beside the Gather. On packed sums each op is one repeat
+    // for up to 64 rows, not eight (310P's went a block per row, a Gather and an op more: 1024 x
+    // 128 half, ~40 cycles a step fewer).
     __aicore__ inline void VectorRstd(const LocalTensor<float>& r, uint32_t n) {
-        if (mover_.aligned) {
-            LocalTensor<float> bc = RstdVec(2, n * 8), ones = RstdVec(1, n * 8);
-            int32_t m = int32_t(n * 8);
-            Gather(bc, red_.Get<float>(n * kSumStride), RstdVec<uint32_t>(0, n * 8), 0, n * 8);
-            PipeBarrier<PIPE_V>();
-            Muls(bc, bc, t_.avgFactor, m);
-            PipeBarrier<PIPE_V>();
-            Adds(bc, bc, t_.epsilon, m);
-            PipeBarrier<PIPE_V>();
-            Sqrt(bc, bc, m);
-            PipeBarrier<PIPE_V>();
-            Div(bc, ones, bc, m);
-            PipeBarrier<PIPE_V>();
-            Gather(rstdOut_.VectorSlot(n), bc, RstdVec<uint32_t>(3, n), 0, n);
-            rstdOut_.VectorPut(n);
-            return;
-        }
-#if AIRFUSE_HAS_DATA_COPY_PAD
-        LocalTensor<float> s = RstdVec(0), e = RstdVec(2);
+        // The step's blocks of rows only: the Gather below reads its source whole.
+        LocalTensor<float> s = RstdVec(0), e = RstdEpsilon(RoundUpTo(n, 8));
         Axpy(e, s, t_.avgFactor, int32_t(n));
         PipeBarrier<PIPE_V>();
         Sqrt(e, e, int32_t(n));
         PipeBarrier<PIPE_V>();
+        if (mover_.aligned) {
+            Div(e, RstdVec(1), e, int32_t(n));
+            PipeBarrier<PIPE_V>();
+            Gather(RstdVec(2, n * 8), e, RstdVec<uint32_t>(4, n * 8), 0, n * 8);
+            Adds(rstdOut_.VectorSlot(n), e, 0.0f, int32_t(n));
+            rstdOut_.VectorPut(n);
+            PipeBarrier<PIPE_V>();
+            return;
+        }
+#if AIRFUSE_HAS_DATA_COPY_PAD
         Div(r, RstdVec(1), e, int32_t(n));
         PipeBarrier<PIPE_V>();
         Brcb(RstdVec(2), r, uint8_t(CeilDivU(n, 8)), BrcbRepeatParams(1, 8));
@@ -327,12 +355,12 @@ private:
 #endif
     }
 
-    // out = xf * rstd * gamma for n rows `stride` floats apart (rstd: row i's Brcb block).
-    __aicore__ inline void ScaleRows(const LocalTensor<float>& out, const LocalTensor<float>& xf, const LocalTensor<float>& g, uint32_t n,
-                                     uint32_t span, uint32_t stride) {
-        MulRows(out, xf, RstdVec(2), RowFactor::kRowBlock, n, span, stride);
+    // out = xf * rstd * gamma for rows first .. first + n, `stride` floats apart (rstd: row i's block of RstdVec(2)).
+    __aicore__ inline void ScaleRows(const LocalTensor<float>& out, const LocalTensor<float>& xf, const LocalTensor<float>& g, uint32_t first,
+                                     uint32_t n, uint32_t span, uint32_t stride) {
+        MulRows(out[first * stride], xf[first * stride], RstdVec(2)[first * 8], RowFactor::kRowBlock, n, span, stride);
         PipeBarrier<PIPE_V>();
-        MulRows(out, out, g, RowFactor::kSharedRow, n, span, stride);
+        MulRows(out[first * stride], out[first * stride], g, RowFactor::kSharedRow, n, span, stride);
     }
 
     // One row per step, its tiles resident, its float work in column chunks of colsPerChunk: pass 1
@@ -448,12 +476,20 @@ private:
         }
     }
 
+    // Rows of the resident step starting at this core's row `done`: firstStepRows first when set
+    // (310P: a shorter first load exposed before any compute, and a short last step, the rest of
+    // the rows, whose store ends the launch), then rowsPerLoop.
+    __aicore__ inline uint32_t StepRows(uint32_t done) const {
+        uint32_t want = done == 0 && t_.firstStepRows ? t_.firstStepRows : t_.rowsPerLoop;
+        return rows_.count - done < want ? rows_.count - done : want;
+    }
+
     // red_ holds every row's sum of squares (kSumStride apart), then RowSums' scratch.
     __aicore__ inline uint32_t SumsFloats() const { return t_.rowsPerLoop * kSumStride; }
 
     // Issues the loads of the step starting at row `first` of this core (x, and x2 with kResidual).
     __aicore__ inline void LoadStep(uint32_t first) {
-        uint32_t n = rows_.count - first < t_.rowsPerLoop ? rows_.count - first : t_.rowsPerLoop;
+        uint32_t n = StepRows(first);
         RowsIn(xQue_, xGm_, first, n);
         if constexpr (kResidual) RowsIn(x2Que_, x2Gm_, first, n);
     }

@@ -26,4 +26,5 @@ struct AirfuseRmsNormTilingData {
     uint32_t rstdVecBytes;    // resident rows of <= 255 blocks as float (310P: >= 32 B, steps of whole blocks of rows): UB of the vector rstd path (else 0: rstd on the scalar unit)
     uint32_t squaresBytes;    // AirfuseRmsNorm, half/bf16 resident rows, UB to spare: a step's squares apart from x as float (workCols floats), else 0
     uint32_t workPair;        // resident rows, UB to spare: 1 = the work buffer holds two steps' workCols floats, used by steps alternately
+    uint32_t firstStepRows;   // resident rows: rows of a core's first step (then rowsPerLoop, the rest last); 0 = rowsPerLoop
 };

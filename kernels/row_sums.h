@@ -1,8 +1,11 @@
 // Sums of several rows at once (a step's rows of the RmsNorm kernels): n rows of d floats, `stride`
 // floats apart (a multiple of 8), summed into sums[i * kSumStride]. No scalar work and no V -> S
 // round trip per row: the caller waits for V once, then reads every row's sum.
-//  - A2 (WholeReduceSum, documented for A2/A3 only): WholeRowSums below.
-//  - 310P: one ReduceSum per row, each with its own sharedTmpBuffer slot (no barrier between them).
+//  - WholeRowSums below (WholeReduceSum: ReduceRepeat.md lists A2/A3 and the 310P AI Core), on
+//    A2, and on 310P for a step's rows whose sums it packs (the RmsNorm forward's vector rstd).
+//  - else one ReduceSum per row, each with its own sharedTmpBuffer slot (no barrier between
+//    them): on 310P a row's tree over its repeats is one instruction, where WholeRowSums takes two
+//    levels and a barrier (310P rms_norm 1 x 128..16384 and rows in chunks: 4-7 % slower).
 #pragma once
 #include "common.h"
 
@@ -15,12 +18,11 @@ constexpr uint32_t kMaxRepStrideBlocks = 255;  // kept within a uint8 repeat str
 
 __aicore__ inline uint32_t CeilDivU(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
 
-// RowSums' sums packed, one float per row (WholeRowSums, A2), in calls of a multiple of 8 rows.
+// RowSums' sums packed, one float per row (WholeRowSums), in calls of a multiple of 8 rows.
 constexpr uint32_t kCompactSums = 1;
 constexpr uint32_t kCompactCallRows = 248;
 
-#if AIRFUSE_HAS_DATA_COPY_PAD
-// Sums of n rows of len floats (stride apart, stride % 8 == 0) on A2, each into its own block:
+// Sums of n rows of len floats (stride apart, stride % 8 == 0), each into its own block:
 // sums[i * kSumStride]. `scratch` is laid out as op_host/tiling/rms_norm.h RowSumsScratch counts.
 // A 32 B block is written by one instruction between barriers (the vector pipe orders nothing
 // else), so:
@@ -77,16 +79,13 @@ __aicore__ inline void WholeRowSums(const LocalTensor<float>& sums, const LocalT
     PipeBarrier<PIPE_V>();
     WholeRowSums(sums, scratch, partStride, n, q, scratch[n * partStride], sumStride);
 }
-#endif
 
 // sums[i * kSumStride] = sum of row i's first d floats (rows left alone), for n rows `stride`
-// floats apart: WholeRowSums on A2, else one ReduceSum per row, each with its own
+// floats apart: WholeRowSums when `wholeReduce`, else one ReduceSum per row, each with its own
 // sharedTmpBuffer slot of reduceTmpFloats in `scratch`.
 __aicore__ inline void RowSums(bool wholeReduce, const LocalTensor<float>& sums, const LocalTensor<float>& rows, uint32_t stride, uint32_t n,
                                uint32_t d, const LocalTensor<float>& scratch, uint32_t reduceTmpFloats, uint32_t sumStride = kSumStride) {
-#if AIRFUSE_HAS_DATA_COPY_PAD
     if (wholeReduce) return WholeRowSums(sums, rows, stride, n, d, scratch, sumStride);
-#endif
     for (uint32_t i = 0; i < n; ++i) ReduceSum(sums[i * kSumStride], rows[i * stride], scratch[i * reduceTmpFloats], int32_t(d));
 }
 

@@ -60,16 +60,16 @@ inline uint64_t WorkCols(uint32_t rpl, uint32_t chunk, uint32_t cols, uint32_t s
     return chunk < cols ? floatCols : uint64_t(rpl) * stride;
 }
 
-// Floats of scratch kernels/row_sums.h RowSums needs for n rows of d, `stride` floats apart: on
-// A2 WholeRowSums' planes or row partials (recursively); on 310P one ReduceSum sharedTmpBuffer
-// per row.
-inline uint64_t RowSumsScratch(bool wholeReduce, uint64_t n, uint64_t d, uint64_t stride, uint32_t reduceTmpBytes) {
+// Floats of scratch kernels/row_sums.h RowSums needs for n rows of d, `stride` floats apart:
+// WholeRowSums' planes (a block per row, or `packed`, a float per row) or row partials
+// (recursively); else one ReduceSum sharedTmpBuffer per row.
+inline uint64_t RowSumsScratch(bool wholeReduce, bool packed, uint64_t n, uint64_t d, uint64_t stride, uint32_t reduceTmpBytes) {
     if (!wholeReduce) return n * (reduceTmpBytes / 4);
     uint64_t q = CeilDiv(d, 64);
     if (q == 1) return 0;
-    if (q <= n && stride / 8 <= 255) return q * n * 8;
+    if (q <= n && stride / 8 <= 255) return q * (packed ? RoundUp(n, 8) : n * 8);
     uint64_t partStride = RoundUp(q, 8);
-    return n * partStride + RowSumsScratch(true, n, q, partStride, 0);
+    return n * partStride + RowSumsScratch(true, packed, n, q, partStride, 0);
 }
 
 // Elements a resident row covers in vector ops (kernels/gm_copy.h Mover::Span): 310P's windowed
@@ -80,36 +80,34 @@ inline uint32_t RowSpan(bool aligned, bool natural, uint32_t cols, uint32_t chun
 }
 
 // UB bytes of a step's row-sum buffer (the kernels' red_): n sums 32 B apart, then RowSums'
-// scratch; a split row uses it as one sum and one ReduceSum sharedTmpBuffer.
-inline uint32_t RedBytes(bool aligned, uint32_t n, uint32_t span, uint32_t stride, uint32_t floatCols) {
+// scratch (as RowSumsScratch); a split row uses it as one sum and one ReduceSum sharedTmpBuffer.
+inline uint32_t RedBytes(bool wholeReduce, bool packed, uint32_t n, uint32_t span, uint32_t stride, uint32_t floatCols) {
     uint32_t tmp = ReduceTmpBytes(floatCols);
-    uint64_t scratch = RowSumsScratch(!aligned, n, span, stride, tmp) * 4;
+    uint64_t scratch = RowSumsScratch(wholeReduce, packed, n, span, stride, tmp) * 4;
     uint64_t rows = uint64_t(n) * 32 + (scratch < 32 ? 32 : R32(scratch)), split = 32 + uint64_t(tmp);
     return uint32_t(rows > split ? rows : split);
 }
 
 // UB bytes of the forward kernel's vector rstd path (kernels/rms_norm_rows.h VectorRstd), 0 when
 // it does not apply: resident rows whose float stride a level-0 repeat stride (uint8 blocks)
-// holds, and steps of at least kVectorRstdMinRows rows: its chain of dependent ops costs a step
-// ~9 barriers where the scalar unit costs ~40 cycles a row, overlapped with the vector work
-// (benchmarks/kernel_time.py: 8 rows of 1024 were faster on the scalar unit, 11 rows of 128 or
-// 1024 not slower on the vector unit). A2: a step's compacted sums and ones (8-float aligned),
-// then a Brcb block per row. 310P (aligned): rows of >= 32 B (not `natural`: those go row by
-// row) in steps of whole blocks of rows (each step's rstd then starts a block of the GmStream's
-// stage); a block per row for the Gather offsets, the ones and rstd, and the offsets of the
-// compacted rstd. On 310P rows under kVectorRstdMaxCols310p float columns: from 1024 columns the
-// scalar reads hide under the row's vector work and the vector chain costs more
-// (benchmarks/kernel_time.py, rms_norm half, 1024 tokens: 768 columns 18.05 -> 17.27 us, 1024
-// columns 21.90 -> 22.35 us).
+// holds. A2: steps of at least kVectorRstdMinRows rows (its chain of dependent ops costs a step
+// ~9 barriers where the scalar unit costs ~40 cycles a row, overlapped with the vector work;
+// benchmarks/kernel_time.py: 8 rows of 1024 were faster on the scalar unit, 11 rows of 128 or
+// 1024 not slower on the vector unit); a step's compacted sums and ones (8-float aligned), then a
+// Brcb block per row. 310P (aligned): rows of >= 32 B (not `natural`: those go row by row) in
+// steps of whole blocks of rows (each step's rstd then starts a block of the GmStream's stage);
+// as A2's, plus the packed epsilon and rstd and a block per row of Gather offsets (in place of
+// Brcb). On packed sums its chain is 5 short ops, cheaper than the scalar unit's ~40 cycles a row
+// from 8 rows and at any width (310P rms_norm half 128 x 1024, 8 rows a step: 3.67 -> 3.58 us;
+// its chain on a block per row, before, lost from 1024 columns).
 constexpr uint32_t kVectorRstdMinRows = 10;
 constexpr uint64_t kRowStepBytes = 4096;
-constexpr uint32_t kVectorRstdMaxCols310p = 1024;
 inline uint32_t RstdVecBytes(bool aligned, bool natural, uint32_t rpl, uint32_t chunk, uint32_t cols, uint32_t stride) {
-    if (chunk < cols || stride / 8 > 255 || rpl < kVectorRstdMinRows) return 0;
+    if (chunk < cols || stride / 8 > 255) return 0;
     uint32_t n8 = uint32_t(RoundUp(rpl, 8));
-    if (!aligned) return n8 * 4 * 2 + n8 * 32;
-    if (natural || rpl % 8 != 0 || stride >= kVectorRstdMaxCols310p) return 0;
-    return n8 * 32 * 3 + n8 * 4;
+    if (!aligned) return rpl < kVectorRstdMinRows ? 0 : n8 * 4 * 2 + n8 * 32;
+    if (natural || rpl % 8 != 0) return 0;
+    return n8 * 4 * 3 + n8 * 32 * 2;
 }
 
 // A GmStream stage (kernels/gm_copy.h) for `elems` values of `size` bytes: plus three blocks, >= 4 blocks.
@@ -154,7 +152,7 @@ inline Plan ResidentChunks(uint32_t ub, bool residual, bool aligned, uint32_t co
     auto bytes = [&](uint32_t c) {
         uint32_t f = FloatCols(aligned, c, s), k = uint32_t(CeilDiv(cols, c));
         uint64_t rstd = aligned ? StageBytes(1, 4) : buf * 32, floats = residual && s != 4 ? 3 : 2;
-        return 4 * R32(uint64_t(stride) * s) + R32(uint64_t(cols) * g) + floats * R32(f * 4ull) + RedBytes(aligned, 1, c, c, f) + (k - 1) * 32ull +
+        return 4 * R32(uint64_t(stride) * s) + R32(uint64_t(cols) * g) + floats * R32(f * 4ull) + RedBytes(!aligned, false, 1, c, c, f) + (k - 1) * 32ull +
                rstd;
     };
     for (uint64_t c = RoundUp(cols, 64) - 64; c >= kMinChunk; c -= 64) {
@@ -201,13 +199,15 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
         uint64_t f = detail::FloatCols(aligned, chunk, s), work = WorkCols(rpl, chunk, cols, stride, f);
         uint32_t span = RowSpan(aligned, natural, cols, chunk, stride);
-        uint64_t b = tiles * buf * R32(uint64_t(rpl) * stride * s) + R32(work * 4) + R32(f * 4) + RedBytes(aligned, rpl, span, stride, uint32_t(f));
+        uint32_t vec = RstdVecBytes(aligned, natural, rpl, chunk, cols, stride);  // its step's sums go packed (WholeRowSums)
+        uint64_t b = tiles * buf * R32(uint64_t(rpl) * stride * s) + R32(work * 4) + R32(f * 4) +
+                     RedBytes(!aligned || vec, vec != 0, rpl, span, stride, uint32_t(f));
         b += aligned ? StageBytes(rpl, 4) : buf * R32(rpl * 4ull);
         if (natural) b += (residual ? 2 : 1) * uint64_t(StageBytes(uint64_t(rpl) * cols, s));
         if (residual && s != 4) b += R32(work * 4);
         if (chunk < cols) b += buf * R32(f * g);
         if (chunk == cols && g != 4) b += R32(RoundUp(cols, 32 / g) * g);  // gamma's stage (it no longer borrows work_)
-        return b + RstdVecBytes(aligned, natural, rpl, chunk, cols, stride);
+        return b + vec;
     };
     uint32_t rowCores;
     Plan p = PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
@@ -273,10 +273,11 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
         }
     }
     out->workCols = uint32_t(WorkCols(p.rowsPerLoop, p.chunk, cols, p.rowStride, out->floatCols));
-    out->redBytes = RedBytes(aligned, p.rowsPerLoop, RowSpan(aligned, natural, cols, p.chunk, p.rowStride), p.rowStride, out->floatCols) +
+    out->rstdVecBytes = RstdVecBytes(aligned, natural, p.rowsPerLoop, p.chunk, cols, p.rowStride);
+    out->redBytes = RedBytes(!aligned || out->rstdVecBytes, out->rstdVecBytes != 0, p.rowsPerLoop,
+                             RowSpan(aligned, natural, cols, p.chunk, p.rowStride), p.rowStride, out->floatCols) +
                     (sumBlocks - 1) * 32;
     out->outStageBytes = natural ? StageBytes(uint64_t(p.rowsPerLoop) * cols, s) : 0;
-    out->rstdVecBytes = RstdVecBytes(aligned, natural, p.rowsPerLoop, p.chunk, cols, p.rowStride);
     // Half/bf16 resident rows keep x as float beside the squares when UB has room for a second
     // step of floats (the residual form has x2's float buffer for it): x is then cast once, not
     // twice (benchmarks/kernel_time.py: 910B2 rms_norm 4096 x 128 bf16 1.75 -> 1.67 us).
@@ -290,6 +291,13 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     // Then a second work buffer, used by every other step: no barrier between steps, each ending
     // after its last cast (benchmarks/kernel_time.py: 910B3 rms_norm 128 x 4096 bf16 1.73 -> 1.67 us).
     if (p.chunk == cols && R32(uint64_t(out->workCols) * 4) <= spare) out->workPair = 1;
+    // 310P, a core of two or more resident steps: the first step half as long (whole blocks of
+    // rows), the rest of the rows last. The first load is exposed before any vector work and the
+    // last store after it, where a step's dependent chain of ~10 barriers makes every step
+    // shortened cost (benchmarks/kernel_time.py, rms_norm 1024 x 128 half: steps of 64 + 64 rows
+    // 3.54 us, 32 + 64 + 32 3.19 us).
+    if (aligned && !natural && p.chunk == cols && perCore > p.rowsPerLoop && p.rowsPerLoop >= 16)
+        out->firstStepRows = uint32_t(RoundUp(p.rowsPerLoop / 2, 8));
     return res;
 }
 
@@ -394,7 +402,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // red_: a step's row sums and their scratch; a split row's chunk sums a block each, then the scratch.
     auto redBytes = [&](uint32_t rpl, uint32_t chunk, uint32_t stride, uint32_t f) {
         uint64_t chunkSums = chunk < cols ? (CeilDiv(cols, chunk) - 1) * 32 : 0;
-        return uint32_t(detail::RedBytes(aligned, rpl, detail::RowSpan(aligned, natural, cols, chunk, stride), stride, f) + chunkSums);
+        return uint32_t(detail::RedBytes(!aligned, false, rpl, detail::RowSpan(aligned, natural, cols, chunk, stride), stride, f) + chunkSums);
     };
     auto bytes = [&](uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) {
         uint64_t f = detail::FloatCols(aligned, chunk, s), tile = detail::R32(uint64_t(rpl) * stride * s);

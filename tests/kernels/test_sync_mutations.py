@@ -62,9 +62,6 @@ REDUNDANT = {
     "stream-finish-mte3-s": "GmStream::Finish's closing MTE3_S: no scalar write to the stage follows the final window store "
                             "(rms_norm's streams end the kernel; rms_norm_grad's dgamma stream reuses the stage for under one "
                             "block, which the earlier Flush's MTE3_S ordered)",
-    "stream-flush-vector-v-s": "GmStream::Flush's V_S after VectorPut: its one user (rms_norm_rows.h VectorRstd, 310P) flushes "
-                               "at a step's VectorSlot or at Finish, both after the previous step stored y through its queue "
-                               "(V -> MTE3 after the Gather into the stage); MTE3 runs in order and Flush's MTE3_S follows its copy",
     "grad-workspace-row-store": "MTE3_MTE2 after storing a workspace row: the MTE3_V just before it, then LoadWorkspace's V_S, "
                                 "hold back the next load's issue until the store is done",
 }

@@ -78,12 +78,15 @@ def test_every_chip_has_a_sourced_parameter_table():
     assert all(r.source for r in rows)
 
 
-def test_whole_reduce_sum_follows_its_documented_strides_and_is_a2_only(kernels):
+# ReduceRepeat.md (WholeReduceSum's current name) lists A2/A3 and the 310P AI Core; repeatTime 0
+# is documented as a NOP on A2/A3 only.
+@pytest.mark.parametrize("chip", ["Ascend910B2", "Ascend310P3"])
+def test_whole_reduce_sum_follows_its_documented_strides(kernels, chip):
     x = torch.zeros(1024)
     x[:512] = torch.arange(512, dtype=torch.float32) % 13 - 6  # small integers: every order of summing agrees
     tile = twin.Tiling(ctypes.create_string_buffer(8), 1, 0)
-    twin.launch("cost_whole_reduce_sum", [("x", x), ("workspace", None)], tile, fn_lib=kernels)
-    src = x[:512]
+    src = x[:512].clone()
+    twin.launch("cost_whole_reduce_sum", [("x", x), ("workspace", None)], tile, chip=chip, fn_lib=kernels)
     want = torch.zeros(16)
     for r in range(4):
         want[2 * r] = src[128 * r:128 * r + 64].sum()
@@ -91,8 +94,15 @@ def test_whole_reduce_sum_follows_its_documented_strides_and_is_a2_only(kernels)
         base = 64 * r
         want[8 + r] = src[base:base + 8].sum() + src[base + 16:base + 24].sum() + src[base + 32:base + 36].sum()
     assert torch.equal(x[512:528], want)
-    with pytest.raises(twin.TwinError, match="WholeReduceSum: not documented for Ascend310P3"):
-        twin.launch("cost_whole_reduce_sum", [("x", x), ("workspace", None)], tile, chip="Ascend310P3", fn_lib=kernels)
+
+
+def test_whole_reduce_sum_of_no_repeats_is_a_nop_on_a2_only(kernels):
+    x = torch.arange(1024, dtype=torch.float32)
+    tile = twin.Tiling(ctypes.create_string_buffer(8), 1, 0)
+    twin.launch("cost_whole_reduce_sum_no_repeats", [("x", x), ("workspace", None)], tile, fn_lib=kernels)
+    assert torch.equal(x[512:528], torch.zeros(16))
+    with pytest.raises(twin.TwinError, match="WholeReduceSum: repeatTime 0 is documented as a NOP on A2/A3 only, not on Ascend310P3"):
+        twin.launch("cost_whole_reduce_sum_no_repeats", [("x", x), ("workspace", None)], tile, chip="Ascend310P3", fn_lib=kernels)
 
 
 def test_sqrt_brcb_and_strided_mul_follow_their_docs(kernels):

@@ -152,6 +152,25 @@ def test_vector_rstd_steps(chip, rows, cols, dtype, block_dim):
     check_add_rms_norm(x, x2, gamma, chip=chip, block_dim=block_dim)
 
 
+# 310P resident steps (rms_norm_rows.h): the first step halved (tiling firstStepRows) when a core
+# has two or more, and the last step's y stored in parts, each scaled with its own rows' rstd
+# blocks: 1024 x 128 half (32 + 64 + 32 rows, quarters of 8), 8192 x 64 half (128 + 3 x 256 + 128,
+# quarters of 32), 128 x 1024 half (8 + 8 rows, quarters of 2), 128 x 128 float32 (one step of 16
+# rows, out = y: quarters of 4).
+@pytest.mark.parametrize("rows,cols,dtype,halved", [(1024, 128, torch.float16, True), (8192, 64, torch.float16, True),
+                                                    (128, 1024, torch.float16, False), (128, 128, torch.float32, False)], ids=str)
+def test_310p_step_shapes(rows, cols, dtype, halved):
+    tile = twin.tiling("rms_norm", "Ascend310P3", rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, 0)
+    rows_per_loop, = struct.unpack_from("<I", tile.data.raw, 24)
+    rstd_vec_bytes, first_step_rows = struct.unpack_from("<I", tile.data.raw, 80)[0], struct.unpack_from("<I", tile.data.raw, 92)[0]
+    assert rstd_vec_bytes > 0
+    assert first_step_rows == (rows_per_loop // 2 if halved else 0)
+    gen = generator()
+    x, x2, gamma = randn((rows, cols), dtype, gen), randn((rows, cols), dtype, gen), randn((cols,), dtype, gen)
+    check_rms_norm(x, gamma, chip="Ascend310P3")
+    check_add_rms_norm(x, x2, gamma, chip="Ascend310P3")
+
+
 # Rows whose tiles fit in UB (rms_norm: twice; add_rms_norm: once) but whose float work does not:
 # resident, float work in column chunks (the last one shorter: 16384 = 4 x 3328 + 3072 on 910B).
 # On 910B the chunks' squares accumulate by MulAddDst (dst = src0 * src1 + dst, the last chunk

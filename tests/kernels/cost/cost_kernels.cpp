@@ -114,6 +114,26 @@ extern "C" __global__ __aicore__ void cost_whole_reduce_sum(GM_ADDR x, GM_ADDR w
     DataCopy(g[512], t[512], 16);
 }
 
+// WholeReduceSum with repeatTime 0 (tests/kernels/test_twin_cost.py): x[512..528) zeroed, then
+// a call of no repeats over them, which must leave them zero.
+extern "C" __global__ __aicore__ void cost_whole_reduce_sum_no_repeats(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 1024 * sizeof(float));
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, 1024);
+    LocalTensor<float> t = buf.Get<float>();
+    DataCopy(t, g, 512);
+    SetFlag<HardEvent::MTE2_V>(0);
+    WaitFlag<HardEvent::MTE2_V>(0);
+    Duplicate(t[512], 0.0f, 16);
+    PipeBarrier<PIPE_V>();
+    WholeReduceSum(t[512], t, 64, 0, 1, 1, 8);
+    SetFlag<HardEvent::V_MTE3>(0);
+    WaitFlag<HardEvent::V_MTE3>(0);
+    DataCopy(g[512], t[512], 16);
+}
+
 // Sqrt, Brcb and the level-0 Mul as documented (tests/kernels/test_twin_cost.py): x holds 512
 // floats in; out at 512: Sqrt of x[0..16); at 640: Brcb of x[0..16) (16 blocks of 8 copies); at
 // 768: 4 repeats of Mul, mask 20, of x[256 + 64r ..] by the block of Brcb's output r (block

@@ -222,18 +222,22 @@ void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Local
     }
 }
 
-// WholeReduceSum, continuous-mask form (asc-devkit docs/api/context/WholeReduceSum.md): repeat r
-// takes the first `mask` elements of the 256 B repeat at src + r * srcRepStride blocks (its 32 B
+// WholeReduceSum, continuous-mask form (asc-devkit docs/api/context/WholeReduceSum.md; renamed
+// ReduceRepeat<ReduceType::SUM>, docs/api/SIMD-API/.../归约计算/ReduceRepeat.md): repeat r takes
+// the first `mask` elements of the 256 B repeat at src + r * srcRepStride blocks (its 32 B
 // blocks srcBlkStride blocks apart), sums them as a pairwise tree (half sums saturate at
-// +-65504) and writes dst[r * dstRepStride] (dst elements). The doc's product table lists A2/A3
-// (and Kirin), not the 310P AI Core: the twin refuses it there.
+// +-65504) and writes dst[r * dstRepStride] (dst elements). ReduceRepeat.md lists A2/A3 and the
+// 310P AI Core (half and float; [ADK] dav_m200 WholeReduceSumImpl issues vcadd; an older
+// WholeReduceSum.md's table lists A2/A3 only); it calls repeatTime 0 a NOP on A2/A3 only, so the
+// twin refuses it on 310P.
 template <typename T>
 void WholeReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const int32_t mask, const int32_t repeatTime,
                     const int32_t dstRepStride, const int32_t srcBlkStride, const int32_t srcRepStride) {
     const char* api = "WholeReduceSum";
     twin::CheckArith<T>(api);
-    if (std::strncmp(twin::Cur().chip->socVersion, "Ascend910B", 10) != 0)
-        twin::Fail(api, twin::Fmt("not documented for %s (WholeReduceSum.md lists A2/A3 products only)", twin::Cur().chip->socVersion));
+    const char* soc = twin::Cur().chip->socVersion;
+    if (repeatTime == 0 && std::strncmp(soc, "Ascend910B", 10) != 0)
+        twin::Fail(api, twin::Fmt("repeatTime 0 is documented as a NOP on A2/A3 only, not on %s", soc));
     constexpr int32_t perRepeat = 256 / sizeof(T), perBlock = 32 / sizeof(T);
     if (mask < 1 || mask > perRepeat) twin::Fail(api, twin::Fmt("mask %d outside [1, %d]", mask, perRepeat));
     if (repeatTime < 0 || repeatTime > 255) twin::Fail(api, twin::Fmt("repeatTime %d outside [0, 255]", repeatTime));
