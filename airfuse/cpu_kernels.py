@@ -60,7 +60,8 @@ def capabilities() -> list[str]:
 
 def stream_bytes() -> int:
     """The bytes a kernel call moves (inputs and outputs) from which the AVX2 and AVX512 variants
-    write its outputs with streaming (non-temporal) stores, past the caches (csrc/cpu/vec_io.h)."""
+    write its outputs with streaming (non-temporal) stores, past the caches (csrc/cpu/vec_io.h); rope's
+    kernels stream from a lower size (kRopeStreamBytes, csrc/cpu/kernels.h)."""
     return _native_control("stream_bytes")()
 
 

@@ -41,6 +41,12 @@ using Tensors3 = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 // stores, on the variants that have them (vec_io.h, where the measurements are). Here, outside
 // the variants, for torch.ops.airfuse_cpu.stream_bytes() (the tests size their calls from it).
 constexpr int64_t kStreamBytes = int64_t(96) << 20;
+// rope and rope_backward stream from 64 MB: their rows hop between heads (rope.cpp's tiles), and
+// at 64 MB (float32 2048 tokens, bfloat16 4096, x [1, 32, tokens, 128]) streaming took 0.72-0.77 of
+// the normal stores' time (vec_io.h), where rms_norm's rows lost; measured again (1 thread, in
+// one process, forward and backward): 0.65-0.82, and 0.72-0.74 with old and new calls alternating
+// (float32 2048). At 32 MB (bfloat16 2048) it lost as often as it won.
+constexpr int64_t kRopeStreamBytes = int64_t(64) << 20;
 
 // One variant's kernels.
 struct Kernels {

@@ -291,9 +291,11 @@ inline int64_t grain_in_rows(int64_t row_length) {
 
 // at::parallel_for(begin, end, grain, f) for a kernel that stores with kStream (store_block<T,
 // kStream>): f(b, e, stream) gets stream = std::bool_constant<kStream>, true when the call moves
-// at least kStreamBytes (bytes: its inputs and outputs) and this variant can stream.
+// at least stream_from (bytes: its inputs and outputs; kStreamBytes but for rope's kernels,
+// kernels.h) and this variant can stream.
 template <class F>
-inline void parallel_for_streaming(int64_t begin, int64_t end, int64_t grain, int64_t bytes, const F& f) {
+inline void parallel_for_streaming(int64_t begin, int64_t end, int64_t grain, int64_t bytes, const F& f,
+                                   int64_t stream_from = kStreamBytes) {
   const auto run = [&](auto stream) {
     at::parallel_for(begin, end, grain, [&](int64_t b, int64_t e) {
       f(b, e, stream);
@@ -306,7 +308,7 @@ inline void parallel_for_streaming(int64_t begin, int64_t end, int64_t grain, in
     });
   };
   // (std::bool_constant<kCanStream>: DEFAULT never instantiates a streaming kernel.)
-  if (kCanStream && bytes >= kStreamBytes) return run(std::bool_constant<kCanStream>{});
+  if (kCanStream && bytes >= stream_from) return run(std::bool_constant<kCanStream>{});
   run(std::false_type{});
 }
 
