@@ -91,11 +91,9 @@ extern "C" __global__ __aicore__ void cost_sync_all(GM_ADDR x, GM_ADDR workspace
     DataCopy(t, g, kTile);
 }
 
-// WholeReduceSum's documented semantics (tests/kernels/test_twin_cost.py): x holds 512 floats in,
-// and receives at 512.. the sums of two calls. Rows of 64 at a 128-float stride, results 2 apart:
-// out[0, 2, 4, 6]; then 20-element repeats whose blocks are 2 blocks apart, repeats 8 blocks
-// apart: out[8], out[9] = x[0..8) + x[16..24) + x[32..36), the same from x[64].
-extern "C" __global__ __aicore__ void cost_whole_reduce_sum(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+// Both WholeReduceSum kernels below: x[0..512) loaded, x[512..528) zeroed, reduce(t) on the vector
+// unit, then t[512..528) stored back to x[512..].
+template <class F> __aicore__ inline void ReduceIntoZeroed(GM_ADDR x, const F& reduce) {
     TPipe pipe;
     TBuf<TPosition::VECCALC> buf;
     pipe.InitBuffer(buf, 1024 * sizeof(float));
@@ -107,31 +105,27 @@ extern "C" __global__ __aicore__ void cost_whole_reduce_sum(GM_ADDR x, GM_ADDR w
     WaitFlag<HardEvent::MTE2_V>(0);
     Duplicate(t[512], 0.0f, 16);
     PipeBarrier<PIPE_V>();
-    WholeReduceSum(t[512], t, 64, 4, 2, 1, 16);
-    WholeReduceSum(t[520], t, 20, 2, 1, 2, 8);
+    reduce(t);
     SetFlag<HardEvent::V_MTE3>(0);
     WaitFlag<HardEvent::V_MTE3>(0);
     DataCopy(g[512], t[512], 16);
 }
 
-// WholeReduceSum with repeatTime 0 (tests/kernels/test_twin_cost.py): x[512..528) zeroed, then
-// a call of no repeats over them, which must leave them zero.
+// WholeReduceSum's documented semantics (tests/kernels/test_twin_cost.py): the sums of two calls
+// at 512... Rows of 64 at a 128-float stride, results 2 apart: out[0, 2, 4, 6]; then 20-element
+// repeats whose blocks are 2 blocks apart, repeats 8 blocks apart: out[8], out[9] = x[0..8) +
+// x[16..24) + x[32..36), the same from x[64].
+extern "C" __global__ __aicore__ void cost_whole_reduce_sum(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    ReduceIntoZeroed(x, [](const LocalTensor<float>& t) {
+        WholeReduceSum(t[512], t, 64, 4, 2, 1, 16);
+        WholeReduceSum(t[520], t, 20, 2, 1, 2, 8);
+    });
+}
+
+// WholeReduceSum with repeatTime 0 (tests/kernels/test_twin_cost.py): a call of no repeats over
+// the zeroed sums, which must leave them zero.
 extern "C" __global__ __aicore__ void cost_whole_reduce_sum_no_repeats(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
-    TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
-    pipe.InitBuffer(buf, 1024 * sizeof(float));
-    GlobalTensor<float> g;
-    g.SetGlobalBuffer((__gm__ float*)x, 1024);
-    LocalTensor<float> t = buf.Get<float>();
-    DataCopy(t, g, 512);
-    SetFlag<HardEvent::MTE2_V>(0);
-    WaitFlag<HardEvent::MTE2_V>(0);
-    Duplicate(t[512], 0.0f, 16);
-    PipeBarrier<PIPE_V>();
-    WholeReduceSum(t[512], t, 64, 0, 1, 1, 8);
-    SetFlag<HardEvent::V_MTE3>(0);
-    WaitFlag<HardEvent::V_MTE3>(0);
-    DataCopy(g[512], t[512], 16);
+    ReduceIntoZeroed(x, [](const LocalTensor<float>& t) { WholeReduceSum(t[512], t, 64, 0, 1, 1, 8); });
 }
 
 // Sqrt, Brcb and the level-0 Mul as documented (tests/kernels/test_twin_cost.py): x holds 512
