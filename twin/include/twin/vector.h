@@ -129,16 +129,17 @@ template <typename T> void Adds(const LocalTensor<T>& d, const LocalTensor<T>& a
 template <typename T> void FusedMulAdd(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
     twin::FusedDst("FusedMulAdd", d, a, &b, n, [](auto dv, auto x, auto y) { return decltype(x)(decltype(x)(x * dv) + y); });
 }
-// MulAddDst (asc-devkit MulAddDst.md: dst = src0 * src1 + dst; half and float on A2/A3 and Kirin,
-// not the 310P AI Core: the twin refuses it there, as WholeReduceSum). Rounded like FusedMulAdd.
 }  // namespace AscendC
 namespace twin {
+// MulAddDst's products (its count and level-0 forms): MulAddDst.md lists A2/A3 and Kirin, not the
+// 310P AI Core, so the twin refuses it there.
 inline void MulAddDstChip() {
     if (std::strncmp(Cur().chip->socVersion, "Ascend910B", 10) != 0)
         Fail("MulAddDst", Fmt("not documented for %s (MulAddDst.md lists A2/A3 products only)", Cur().chip->socVersion));
 }
 }  // namespace twin
 namespace AscendC {
+// MulAddDst (asc-devkit MulAddDst.md: dst = src0 * src1 + dst; half and float). Rounded like FusedMulAdd.
 template <typename T> void MulAddDst(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
     twin::MulAddDstChip();
     twin::FusedDst("MulAddDst", d, a, &b, n, [](auto dv, auto x, auto y) { return decltype(x)(decltype(x)(x * y) + dv); });
