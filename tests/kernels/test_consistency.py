@@ -8,7 +8,6 @@ import ctypes
 import json
 import math
 import re
-import struct
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,8 @@ import torch
 
 from airfuse import twin
 from airfuse.ops import ALL_OPS
+
+from twin_helpers import TILING_HEADERS, tiling_field, tiling_layout
 
 ROOT = Path(__file__).resolve().parents[2]
 GE = twin.GE_DTYPE
@@ -239,13 +240,9 @@ def test_cann_tiling_adapter_passes_rope_mode(standin):
     steps = {}
     for mode in (b"half", b"interleave", b"quarter"):
         rc, data = _run_tiling(standin, op, ins, mode)
-        steps[mode] = struct.unpack_from("<I", data, ROPE_STEP_OFFSET)[0] if rc == 0 else None
+        steps[mode] = tiling_field(data, "rope", "rotateStep") if rc == 0 else None
     assert steps == {b"half": 32, b"interleave": 1, b"quarter": None}
 
-
-# AirfuseRopeTilingData.rotateStep: after four uint64 counts, 8 sizes and 8 strides (uint64),
-# 8 broadcast flags and five uint32 fields.
-ROPE_STEP_OFFSET = 4 * 8 + 16 * 8 + 8 * 4 + 5 * 4
 
 
 @pytest.mark.parametrize("name", ["rms_norm", "rms_norm_backward", "add", "add_rms_norm", "rope", "rope_backward", *ACT_OPS])
@@ -267,3 +264,15 @@ def test_cann_tiling_adapter_checks_the_tiling_buffer(name, standin):
     args = [ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint32()), ctypes.byref(ctypes.c_uint64()), ctypes.byref(ctypes.c_uint32())]
     assert standin.standin_tiling(op.ir_type.encode(), 1, 48, 196352, _spec(ins), None, ctypes.create_string_buffer(256), 8, *args) == 1
     assert standin.standin_tiling(op.ir_type.encode(), 1, 48, 196352, _spec(ins), None, ctypes.create_string_buffer(256), 256, *args) == 0
+
+
+@pytest.mark.parametrize("kind", sorted(TILING_HEADERS))
+def test_tiling_fields_read_by_name_sit_where_c_puts_them(kind):
+    """twin_helpers.tiling_field reads the tests' tiling fields by name from the kernels' headers:
+    the layout it derives has the C struct's size (a field it missed or mis-sized would change
+    it), and rms_norm's fields on both sides of its float ones hold what the tiling core wrote."""
+    assert tiling_layout(kind)[1] == twin.library().twin_tiling_size(kind.encode())
+    if kind == "rms_norm":
+        tile = twin.tiling("rms_norm", "Ascend910B2", 1000, 300, twin.GE_DTYPE[torch.float16], twin.GE_DTYPE[torch.float16], 0.5, 0)
+        assert (tiling_field(tile.data, kind, "numRows"), tiling_field(tile.data, kind, "numCols")) == (1000, 300)
+        assert tiling_field(tile.data, kind, "epsilon") == 0.5 and tiling_field(tile.data, kind, "avgFactor") == pytest.approx(1 / 300)

@@ -1,14 +1,13 @@
 """The kernels in kernels/, run on the CPU twin, against airfuse's CPU kernels."""
 
 import random
-import struct
 
 import pytest
 import torch
 
 from airfuse import twin
 
-from twin_helpers import RMS_NORM_COMBOS, SHAPES, close, generator, randn
+from twin_helpers import RMS_NORM_COMBOS, SHAPES, close, generator, randn, tiling_field
 
 
 def check_rms_norm(x, gamma, **kw):
@@ -143,8 +142,7 @@ def test_chip_core_counts(chip, cores):
                          ids=str)
 def test_vector_rstd_steps(chip, rows, cols, dtype, block_dim):
     tile = twin.tiling("rms_norm", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, block_dim)
-    rows_per_loop, = struct.unpack_from("<I", tile.data.raw, 24)
-    rstd_vec_bytes, = struct.unpack_from("<I", tile.data.raw, 80)
+    rows_per_loop, rstd_vec_bytes = (tiling_field(tile.data, "rms_norm", f) for f in ("rowsPerLoop", "rstdVecBytes"))
     assert rstd_vec_bytes > 0 and rows_per_loop >= 10
     gen = generator()
     x, x2, gamma = randn((rows, cols), dtype, gen), randn((rows, cols), dtype, gen), randn((cols,), dtype, gen)
@@ -161,8 +159,7 @@ def test_vector_rstd_steps(chip, rows, cols, dtype, block_dim):
                                                     (128, 1024, torch.float16, False), (128, 128, torch.float32, False)], ids=str)
 def test_310p_step_shapes(rows, cols, dtype, halved):
     tile = twin.tiling("rms_norm", "Ascend310P3", rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, 0)
-    rows_per_loop, = struct.unpack_from("<I", tile.data.raw, 24)
-    rstd_vec_bytes, first_step_rows = struct.unpack_from("<I", tile.data.raw, 80)[0], struct.unpack_from("<I", tile.data.raw, 92)[0]
+    rows_per_loop, rstd_vec_bytes, first_step_rows = (tiling_field(tile.data, "rms_norm", f) for f in ("rowsPerLoop", "rstdVecBytes", "firstStepRows"))
     assert rstd_vec_bytes > 0
     assert first_step_rows == (rows_per_loop // 2 if halved else 0)
     gen = generator()
@@ -181,8 +178,7 @@ def test_310p_step_shapes(rows, cols, dtype, halved):
 def test_resident_rows_in_float_chunks(op, chip, rows, dtype):
     cols = 16384
     tile = twin.tiling(op, chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, 2)
-    chunk, = struct.unpack_from("<I", tile.data.raw, 28)
-    row_resident, = struct.unpack_from("<I", tile.data.raw, 76)
+    chunk, row_resident = (tiling_field(tile.data, op, f) for f in ("colsPerChunk", "rowResident"))
     assert row_resident == 1 and chunk < cols
     gen = generator()
     x, x2, gamma = randn((rows, cols), dtype, gen), randn((rows, cols), dtype, gen), randn((cols,), dtype, gen)
@@ -212,7 +208,7 @@ def test_310p_gives_each_core_a_whole_block():
     """Rows under 32 B: a forced block_dim keeps its cores, but only as many get rows as can each
     write >= one 32 B block of y and of rstd (9 rows of 1 float: one core)."""
     tile = twin.tiling("rms_norm", "Ascend310P3", 9, 1, 0, 0, 1e-6, 8)
-    rows_per_core, remainder = struct.unpack_from("<II", tile.data.raw, 16)  # after numRows, numCols, rowStride
+    rows_per_core, remainder = (tiling_field(tile.data, "rms_norm", f) for f in ("rowsPerCore", "rowsRemainder"))
     assert tile.block_dim == 8 and (rows_per_core, remainder) == (9, 0)
     gen = generator()
     x, gamma = randn((9, 1), torch.float32, gen), randn((1,), torch.float32, gen)
@@ -224,7 +220,7 @@ def test_310p_streams_flush_across_batches(rows, cols, dtype):
     """More rows per core than one batch holds: rstd (and y, dx of rows under 32 B) leave the
     staging buffer in several flushes, each keeping the block the final window may need."""
     tile = twin.tiling("rms_norm", "Ascend310P3", rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, 0)
-    rows_per_core, _, rows_per_loop = struct.unpack_from("<III", tile.data.raw, 16)
+    rows_per_core, rows_per_loop = (tiling_field(tile.data, "rms_norm", f) for f in ("rowsPerCore", "rowsPerLoop"))
     assert rows_per_core > rows_per_loop
     gen = generator()
     x, gamma, dy = randn((rows, cols), dtype, gen), randn((cols,), dtype, gen), randn((rows, cols), dtype, gen)
@@ -264,7 +260,7 @@ def test_310p_grad_sums_partial_rows_after_the_soft_sync_all(rows, cols, x_dt, g
     slice of columns of them (x and dy read once, no column split)."""
     chip = "Ascend310P3"
     tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[x_dt], twin.GE_DTYPE[g_dt], 0)
-    col_cores, sync_bytes = struct.unpack_from("<I", tile.data.raw, 72)[0], struct.unpack_from("<I", tile.data.raw, 96)[0]
+    col_cores, sync_bytes = (tiling_field(tile.data, "rms_norm_grad", f) for f in ("colCores", "softSyncBytes"))
     ws_stride = -(-cols // (32 // x_dt.itemsize)) * (32 // x_dt.itemsize)
     assert (col_cores, sync_bytes, tile.block_dim) == (0, 8 * 32, 8) and tile.workspace_bytes == (2 << 20) + 8 * 32 + 8 * ws_stride * 4
     gen = generator()
@@ -285,7 +281,8 @@ def test_310p_split_rows_sum_dgamma_in_ub_after_the_soft_sync_all(rows, cols, x_
     in a float32 row of UB (splitAcc), partial rows after the soft SyncAll, no column split."""
     chip = "Ascend310P3"
     tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[x_dt], twin.GE_DTYPE[g_dt], 0)
-    col_cores, split_acc, resident, sync_bytes, as_float = (struct.unpack_from("<I", tile.data.raw, at)[0] for at in (72, 84, 92, 96, 104))
+    col_cores, split_acc, resident, sync_bytes, as_float = (
+        tiling_field(tile.data, "rms_norm_grad", f) for f in ("colCores", "splitAcc", "rowResident", "softSyncBytes", "gammaFloat"))
     assert (col_cores, split_acc, resident, sync_bytes, as_float, tile.block_dim) == (0, 1, row_resident, 8 * 32, gamma_float, 8)
     assert tile.workspace_bytes == (2 << 20) + 8 * 32 + 8 * cols * 4
     gen = generator()
@@ -300,7 +297,7 @@ def test_910b_split_rows_sum_dgamma_in_ub(rows, cols, x_dt, g_dt):
     core's rows (60 rows: 30 of 2)."""
     chip = "Ascend910B2"
     tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[x_dt], twin.GE_DTYPE[g_dt], 0)
-    col_cores, split_acc = struct.unpack_from("<I", tile.data.raw, 72)[0], struct.unpack_from("<I", tile.data.raw, 84)[0]
+    col_cores, split_acc = (tiling_field(tile.data, "rms_norm_grad", f) for f in ("colCores", "splitAcc"))
     cores = -(-rows // -(-rows // 48))
     assert (col_cores, split_acc) == (0, 1) and tile.workspace_bytes == (16 << 20) + cores * cols * 4
     gen = generator()
@@ -315,7 +312,7 @@ def test_910b_split_rows_too_long_for_ub_sums_split_dgamma_by_columns():
 
 def check_column_split(chip, rows, cols, x_dt, g_dt, block_dim, row_cores):
     tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[x_dt], twin.GE_DTYPE[g_dt], block_dim)
-    (col_cores,) = struct.unpack_from("<I", tile.data.raw, 72)  # after redBytes
+    col_cores = tiling_field(tile.data, "rms_norm_grad", "colCores")
     system = {"Ascend310P3": 2 << 20, "Ascend910B2": 16 << 20}[chip]
     assert col_cores >= 2 and tile.workspace_bytes == system  # no partial rows
     gen = generator()

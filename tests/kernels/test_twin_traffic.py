@@ -1,14 +1,12 @@
 """GM traffic counted by the twin: the kernels move each byte once, and count-only runs (used by
 benchmarks/kernel_traffic.py for big shapes) count exactly what a full run moves."""
 
-import struct
-
 import pytest
 import torch
 
 from airfuse import twin
 
-from twin_helpers import generator, randn
+from twin_helpers import generator, randn, tiling_field
 
 
 def _inputs(rows, cols, dtype, gamma_dtype):
@@ -21,29 +19,27 @@ def _inputs(rows, cols, dtype, gamma_dtype):
 def _batches(chip, rows, cols, dtype, gamma_dtype):
     """Copy-in steps of AirfuseRmsNormGrad over all cores: rows per core / rowsPerLoop, rounded up."""
     tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[gamma_dtype], 0)
-    per_core, remainder, per_loop = struct.unpack_from("<III", tile.data.raw, 16)  # after numRows, numCols, rowStride
-    (cores,) = struct.unpack_from("<I", tile.data.raw, 44)  # usedCores
+    per_core, remainder, per_loop, cores = (tiling_field(tile.data, "rms_norm_grad", f) for f in ("rowsPerCore", "rowsRemainder", "rowsPerLoop", "usedCores"))
     return sum(-(-(per_core + (c < remainder)) // per_loop) for c in range(cores))
 
 
 def _piece_cols(chip, rows, cols, dtype, gamma_dtype):
     """rms_norm_grad.cpp PieceCols: the float buffer of a step (resident) or chunk, per core, in 8s."""
     tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[gamma_dtype], 0)
-    chunk, cores, float_cols, work_cols = (struct.unpack_from("<I", tile.data.raw, at)[0] for at in (28, 44, 52, 64))
+    chunk, cores, float_cols, work_cols = (tiling_field(tile.data, "rms_norm_grad", f) for f in ("colsPerChunk", "usedCores", "floatCols", "workCols"))
     return (work_cols if chunk == cols else float_cols) // cores // 8 * 8
 
 
 def _chunk(chip, rows, cols, dtype, gamma_dtype):
     """(colsPerChunk, rowResident) of AirfuseRmsNormGrad: colsPerChunk is cols when a row's float work fits whole."""
     tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[gamma_dtype], 0)
-    return struct.unpack_from("<I", tile.data.raw, 28)[0], struct.unpack_from("<I", tile.data.raw, 92)[0]
+    return tuple(tiling_field(tile.data, "rms_norm_grad", f) for f in ("colsPerChunk", "rowResident"))
 
 
 def _column_split(chip, rows, cols, dtype, gamma_dtype):
     """(colCores, colRows) of AirfuseRmsNormGrad: dgamma split by columns (310P), else (0, 0)."""
     tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[gamma_dtype], 0)
-    cores, _, col_rows = struct.unpack_from("<III", tile.data.raw, 72)  # after redBytes
-    return cores, col_rows
+    return tuple(tiling_field(tile.data, "rms_norm_grad", f) for f in ("colCores", "colRows"))
 
 
 SHAPES = [(1, 4096, torch.float16, torch.float16), (128, 4096, torch.bfloat16, torch.bfloat16),
@@ -84,8 +80,8 @@ def test_each_byte_moves_once(chip, rows, cols, dtype, gamma_dtype):
         # soft SyncAll, whose counters, 32 B a core, every core zeroes), else those of cores 1.. for core 0.
         spread = bd > 1 and _piece_cols(chip, rows, cols, dtype, gamma_dtype) > 0
         partials = (bd if spread else bd - 1) * cols * 4
-        (counters,) = struct.unpack_from("<I", twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[dtype],
-                                                           twin.GE_DTYPE[gamma_dtype], 0).data.raw, 96)  # softSyncBytes
+        counters = tiling_field(twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[gamma_dtype], 0).data,
+                                "rms_norm_grad", "softSyncBytes")
         assert counters == (bd * 32 if chip == "Ascend310P3" and bd > 1 else 0)
         # Rows split in chunks read x and dy a second time (from L2 in the cost model), unless each
         # row's x and dy stay whole in UB (rowResident: only the float work goes by chunks).

@@ -1,4 +1,9 @@
-"""Shared helpers for the twin tests: tolerances per output dtype and input makers."""
+"""Shared helpers for the twin tests: tolerances per output dtype, input makers and tiling fields."""
+
+import functools
+import re
+import struct
+from pathlib import Path
 
 import torch
 
@@ -35,3 +40,35 @@ def generator():
 
 def randn(shape, dtype, gen):
     return torch.randn(shape, generator=gen).to(dtype)
+
+
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+# The header of each tiling kind (airfuse.twin.tiling's kinds, and act's): the struct its kernel reads.
+TILING_HEADERS = {"rms_norm": "rms_norm_tiling.h", "add_rms_norm": "rms_norm_tiling.h", "rms_norm_grad": "rms_norm_grad_tiling.h",
+                  "add": "add_tiling.h", "act": "act_tiling.h", "rope": "rope_tiling.h"}
+_FIELD = re.compile(r"^\s*(uint64_t|uint32_t|float)\s+(\w+)(?:\[(\w+)\])?;", re.M)
+_FORMAT = {"uint64_t": "Q", "uint32_t": "I", "float": "f"}
+
+
+@functools.cache
+def tiling_layout(kind):
+    """(fields, size) of kind's Airfuse*TilingData as C lays it out: fields maps each name to its
+    byte offset and struct format (each field at a multiple of its size, the size a multiple of
+    the largest). Read from the header, so tests name fields instead of counting bytes."""
+    text = (KERNELS / TILING_HEADERS[kind]).read_text()
+    constants = dict(re.findall(r"constexpr uint32_t (\w+) = (\d+);", text))
+    body = re.search(r"struct Airfuse\w+TilingData \{(.*?)\n\};", text, re.S).group(1)
+    fields, at, widest = {}, 0, 1
+    for c_type, name, count in _FIELD.findall(body):
+        size, n = struct.calcsize(_FORMAT[c_type]), int(constants.get(count, count or 1))
+        at = -(-at // size) * size
+        fields[name] = (at, f"<{n}{_FORMAT[c_type]}")
+        at, widest = at + n * size, max(widest, size)
+    return fields, -(-at // widest) * widest
+
+
+def tiling_field(data, kind, name):
+    """Field `name` of kind's tiling bytes (a twin.Tiling's data, or raw bytes): a number, or a tuple for an array."""
+    at, fmt = tiling_layout(kind)[0][name]
+    values = struct.unpack_from(fmt, getattr(data, "raw", data), at)
+    return values[0] if len(values) == 1 else values
