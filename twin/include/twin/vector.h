@@ -137,12 +137,15 @@ inline void MulAddDstChip() {
     if (std::strncmp(Cur().chip->socVersion, "Ascend910B", 10) != 0)
         Fail("MulAddDst", Fmt("not documented for %s (MulAddDst.md lists A2/A3 products only)", Cur().chip->socVersion));
 }
+// MulAddDst's element, in both forms: dst = src0 * src1 + dst, the product rounded to the
+// element type first (as FusedMulAdd).
+inline constexpr auto kMulAddDstElement = [](auto dv, auto x, auto y) { return decltype(x)(decltype(x)(x * y) + dv); };
 }  // namespace twin
 namespace AscendC {
 // MulAddDst (asc-devkit MulAddDst.md: dst = src0 * src1 + dst; half and float). Rounded like FusedMulAdd.
 template <typename T> void MulAddDst(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, int32_t n) {
     twin::MulAddDstChip();
-    twin::FusedDst("MulAddDst", d, a, &b, n, [](auto dv, auto x, auto y) { return decltype(x)(decltype(x)(x * y) + dv); });
+    twin::FusedDst("MulAddDst", d, a, &b, n, twin::kMulAddDstElement);
 }
 template <typename T> void Axpy(const LocalTensor<T>& d, const LocalTensor<T>& a, const T& s, int32_t n) {
     twin::FusedDst("Axpy", d, a, static_cast<const LocalTensor<T>*>(nullptr), n, [s](auto dv, auto x, auto) { return decltype(x)(decltype(x)(x * s) + dv); });
@@ -374,8 +377,7 @@ template <typename T>
 void MulAddDst(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t mask, uint8_t repeatTime,
                const BinaryRepeatParams& p) {
     twin::MulAddDstChip();
-    twin::StridedBinary<true>("MulAddDst", d, a, b, mask, repeatTime, p,
-                              [](auto dv, auto x, auto y) { return decltype(x)(decltype(x)(x * y) + dv); });
+    twin::StridedBinary<true>("MulAddDst", d, a, b, mask, repeatTime, p, twin::kMulAddDstElement);
 }
 
 // Brcb (Brcb.md): repeat r reads src[8r .. 8r + 8) and fills dst block r * dstRepStride +
