@@ -38,7 +38,7 @@ public:
         rstdGm_.SetGlobalBuffer((__gm__ float*)rstd + rows_.start, rows_.count);
         gammaGm_.SetGlobalBuffer((__gm__ G*)gamma, d);
         pipe_.InitBuffer(xQue_, t.bufferNum, tile);
-        pipe_.InitBuffer(yQue_, t.bufferNum, tile);
+        pipe_.InitBuffer(yQue_, t.gammaFloatRow ? 1 : t.bufferNum, tile);
         if constexpr (kResidual) {
             x2Gm_.SetGlobalBuffer((__gm__ T*)x2 + rows_.start * d, (t.numRows - rows_.start) * d);
             xOutGm_.SetGlobalBuffer((__gm__ T*)xOut + rows_.start * d, rows_.count * d);
@@ -51,13 +51,15 @@ public:
         } else {
             pipe_.InitBuffer(rstdQue_, t.bufferNum, t.rowsPerLoop * sizeof(float));
         }
-        pipe_.InitBuffer(work_, (t.workPair ? 2 : 1) * t.workCols * sizeof(float));
+        // gammaFloatRow: work_ holds ProcessResidentChunks' two float chunks (x's, and the squares'
+        // accumulator gammaF_ holds otherwise), pass 2 using them as one.
+        pipe_.InitBuffer(work_, (t.workPair || t.gammaFloatRow ? 2 : 1) * t.workCols * sizeof(float));
         if (t.squaresBytes) pipe_.InitBuffer(squares_, t.squaresBytes);
-        pipe_.InitBuffer(gammaF_, t.floatCols * sizeof(float));
+        if (!t.gammaFloatRow) pipe_.InitBuffer(gammaF_, t.floatCols * sizeof(float));
         pipe_.InitBuffer(red_, t.redBytes);
         if (t.rstdVecBytes) pipe_.InitBuffer(rstdV_, t.rstdVecBytes);
         if (t.colsPerChunk < t.numCols && t.rowResident) {
-            pipe_.InitBuffer(gammaRow_, RoundUpTo(t.numCols, kBlock<G>) * sizeof(G));
+            pipe_.InitBuffer(gammaRow_, t.gammaFloatRow ? RoundUpTo(t.numCols, 8) * sizeof(float) : RoundUpTo(t.numCols, kBlock<G>) * sizeof(G));
         } else if (t.colsPerChunk == t.numCols && !kIsFloat<G>) {
             pipe_.InitBuffer(gammaRow_, RoundUpTo(t.numCols, kBlock<G>) * sizeof(G));  // gamma's stage before its cast
         } else if (t.colsPerChunk < t.numCols) {
@@ -219,7 +221,7 @@ private:
         }
     }
 
-    // Issues gamma's load into dst, in its dtype; returns its MTE2 -> V flag, which WaitGamma waits
+    // Issues gamma's load into dst, in its dtype; returns its MTE2 -> V flag, which WaitIn waits
     // for just before gamma is first needed.
     __aicore__ inline TEventID LoadGammaInto(const LocalTensor<G>& dst, uint32_t first = 0, uint32_t count = 0) {
         mover_.In(dst[first], gammaGm_, first, count ? count : t_.numCols);
@@ -228,7 +230,7 @@ private:
         return id;
     }
 
-    __aicore__ inline void WaitGamma(TEventID id) {
+    __aicore__ inline void WaitIn(TEventID id) {
         WaitFlag<HardEvent::MTE2_V>(id);
         GetTPipePtr()->ReleaseEventID<HardEvent::MTE2_V>(id);
     }
@@ -244,7 +246,7 @@ private:
 
     // Waits for gamma's load and casts it to float (half/bf16), the cast ordered by the caller's next barrier.
     __aicore__ inline void GammaAsFloat(const LocalTensor<float>& g, TEventID id) {
-        WaitGamma(id);
+        WaitIn(id);
         if constexpr (!kIsFloat<G>) Cast(g, gammaRow_.Get<G>(), RoundMode::CAST_NONE, mover_.Span(t_.numCols));
     }
 
@@ -367,31 +369,53 @@ private:
     // sums the row's squares (the residual form first adds each chunk into x's tile): on A2
     // accumulated over the chunks, then reduced once; on 310P (no MulAddDst) each chunk into its
     // own block of red_, the scalar unit adding them once per row; pass 2 scales. gamma stays in
-    // UB in its own dtype, cast a chunk at a time. The next row loads while this one is computed:
+    // UB in its own dtype, cast a chunk at a time, or (tiling gammaFloatRow, A2) as a float32 row
+    // cast once: by the first row's pass 2, a chunk at a time, from its stage in that row's y
+    // buffer (each chunk's y then overwrites the gamma it was cast from). Pass 2 then has both
+    // float chunks for one chunk twice as long (a chunk's four barriers paid half as often), and
+    // y, in one buffer, leaves in two parts: pass 2's first chunk, stored while the rest is
+    // scaled, then the rest, whose store the next row's pass 2 waits for (after that row's pass
+    // 1) and the last row exposes. The next row loads while this one is computed:
     // with two buffers per queue (AirfuseRmsNorm), or, the residual form's four tiles fitting
     // once, as soon as pass 1 has consumed x1 and x2. On 310P rows of whole blocks only (the
     // tiling's choice).
     __aicore__ inline void ProcessResidentChunks() {
         uint32_t d = t_.numCols, c = t_.colsPerChunk, chunks = CeilDivU(d, c);
+        bool floatRow = t_.gammaFloatRow != 0;
         LocalTensor<G> gRow = gammaRow_.Get<G>();
-        LocalTensor<float> w = work_.Get<float>(), gf = gammaF_.Get<float>(), sums = red_.Get<float>();
+        LocalTensor<float> gRowF = gammaRow_.Get<float>();
+        LocalTensor<float> w = work_.Get<float>(), sums = red_.Get<float>();
+        LocalTensor<float> gf = floatRow ? work_.GetWithOffset<float>(t_.workCols, t_.workCols * 4) : gammaF_.Get<float>();
         LocalTensor<float> scratch = red_.GetWithOffset<float>(t_.redBytes / 4 - chunks * kSumStride, chunks * kSumStride * 4);
         bool prefetch = t_.bufferNum > 1;
-        // A2: pass 1 accumulates the chunks' squares elementwise (MulAddDst) in gammaF_ (free until
-        // pass 2), then sums them once: per chunk two barriers (after the cast, after the
+        // A2: pass 1 accumulates the chunks' squares elementwise (MulAddDst) in gf (gammaF_, or
+        // work_'s second chunk; free until pass 2), then sums them once: per chunk two barriers (after the cast, after the
         // accumulate) where a sum per chunk takes four (benchmarks/kernel_time.py).
         bool accumulate = false;
 #if AIRFUSE_HAS_DATA_COPY_PAD
         accumulate = !mover_.aligned;
 #endif
-        LoadStep(0);
+        // floatRow: the first row loads in two parts, its first xFirst columns (whole chunks, half
+        // or more) under the queues' flags, the rest under xRest: pass 1 squares the first part's
+        // chunks while the rest lands.
+        uint32_t xFirst = floatRow ? (chunks + 1) / 2 * c : 0;
+        TEventID xRest = xFirst ? LoadFirstRowInParts(xFirst) : TEventID{};
+        if (!xFirst) LoadStep(0);
         // gamma after the first row (first needed by its pass 2), not before: the row's pass 1
         // starts a gamma's transfer earlier (1585 cycles at 16384 bf16 on 910B2). It loads in two
         // parts, split at chunk `half`: pass 2's first chunks wait only for the first part, and
         // the second lands while they are scaled (whole, gamma landed ~660 cycles after pass 1
         // ended: benchmarks/kernel_time.py, 910B2 rms_norm 128 x 16384 bf16).
         uint32_t half = chunks / 2, split = half * c;  // chunks >= 2: c < d
-        TEventID gammaIn = LoadGammaInto(gRow, 0, split), gammaRest = LoadGammaInto(gRow, split, d - split);
+        LocalTensor<T> y;
+        LocalTensor<G> gIn = gRow;  // gamma in its dtype
+        if (floatRow) {
+            y = yQue_.AllocTensor<T>();
+            gIn = y.template ReinterpretCast<G>();
+        }
+        TEventID gammaIn = LoadGammaInto(gIn, 0, split), gammaRest = LoadGammaInto(gIn, split, d - split);
+        // Pass 2's chunks; floatRow: y's first part, its first chunk (0: y leaves whole).
+        uint32_t c2 = floatRow ? 2 * c : c, yFirst = floatRow && c2 < d ? c2 : 0;
         for (uint32_t row = 0; row < rows_.count; ++row) {
             bool more = row + 1 < rows_.count;
             LocalTensor<T> x = xQue_.DeQue<T>();
@@ -404,6 +428,7 @@ private:
             const LocalTensor<T>& normed = kResidual ? sum : x;
             for (uint32_t k = 0; k < chunks; ++k) {
                 uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c;
+                if (row == 0 && xFirst && c0 == xFirst) WaitIn(xRest);
                 if constexpr (kResidual) AddRounded(sum[c0], x[c0], x2[c0], n, w);
                 LocalTensor<float> xf = AsFloat(normed[c0], w, n);
 #if AIRFUSE_HAS_DATA_COPY_PAD
@@ -413,7 +438,7 @@ private:
                     } else {
                         MulAddDst(gf, xf, xf, int32_t(n));
                     }
-                    PipeBarrier<PIPE_V>();  // the next chunk overwrites work_, and reads gammaF_
+                    PipeBarrier<PIPE_V>();  // the next chunk overwrites work_, and reads gf
                     continue;
                 }
 #endif
@@ -422,7 +447,7 @@ private:
                 RowSums(!mover_.aligned, sums[k * kSumStride], w, RoundUpTo(n, 8), 1, n, scratch, t_.reduceTmpBytes / sizeof(float));
                 PipeBarrier<PIPE_V>();  // the next chunk overwrites work_ and the scratch
             }
-            // Pass 2 overwrites gammaF_ after the V -> S -> V round trip below, no barrier needed.
+            // Pass 2 overwrites gf after the V -> S -> V round trip below, no barrier needed.
             if (accumulate) RowSums(true, sums, gf, RoundUpTo(c, 8), 1, c, scratch, t_.reduceTmpBytes / sizeof(float));
             if constexpr (kResidual) {
                 xQue_.FreeTensor(x);
@@ -439,14 +464,17 @@ private:
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next row's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
             WaitFlag<HardEvent::S_V>(eventSV);
-            LocalTensor<T> y = yQue_.AllocTensor<T>();
-            for (uint32_t k = 0; k < chunks; ++k) {
-                uint32_t c0 = k * c, n = d - c0 < c ? d - c0 : c;
-                if (row == 0 && k == 0) WaitGamma(gammaIn);
-                if (row == 0 && k == half) WaitGamma(gammaRest);
+            if (!floatRow || row > 0) y = yQue_.AllocTensor<T>();
+            for (uint32_t c0 = 0; c0 < d; c0 += c2) {
+                uint32_t n = d - c0 < c2 ? d - c0 : c2;
+                if (row == 0 && c0 == 0) WaitIn(gammaIn);
+                if (row == 0 && c0 <= split && c0 + n > split) WaitIn(gammaRest);  // the chunk reaching gamma's second part
                 LocalTensor<float> out = w, g = gf, xf = w;
                 if constexpr (kIsFloat<G>) {
                     g = gRow[c0];
+                } else if (floatRow) {
+                    g = gRowF[c0];
+                    if (row == 0) Cast(g, gIn[c0], RoundMode::CAST_NONE, n);
                 } else {
                     Cast(gf, gRow[c0], RoundMode::CAST_NONE, n);
                 }
@@ -464,16 +492,51 @@ private:
                     PipeBarrier<PIPE_V>();
                     FromFloat(y[c0], out, n);
                 }
-                PipeBarrier<PIPE_V>();  // the next chunk overwrites work_ and gammaF_
+                PipeBarrier<PIPE_V>();  // the next chunk overwrites work_ and gf
+                if (c0 + n == yFirst) {
+                    int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+                    SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+                    WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+                    mover_.Out(yGm_, y, uint64_t(row) * d, yFirst);
+                }
             }
             if constexpr (!kResidual) {
                 xQue_.FreeTensor(x);
                 if (!prefetch && more) LoadStep(row + 1);
             }
-            PutRstd(rv, row);  // first: its MTE3 -> S wait then covers the last row's stores, not this one's
+            // First: its MTE3 -> S wait then covers the last row's stores and y's first part (stored
+            // while pass 2's later chunks were scaled), not this row's (rest of) y.
+            PutRstd(rv, row);
             if constexpr (kResidual) xOutQue_.FreeTensor(sum);
-            RowsOut(yQue_, y, yGm_, yOut_, row, 1);
+            if (yFirst == 0) {
+                RowsOut(yQue_, y, yGm_, yOut_, row, 1);
+                continue;
+            }
+            yQue_.EnQue(y);
+            y = yQue_.DeQue<T>();
+            mover_.Out(yGm_, y[yFirst], uint64_t(row) * d + yFirst, d - yFirst);
+            yQue_.FreeTensor(y);
         }
+    }
+
+    // Issues row 0's loads (x, and x2 with kResidual) in two parts, split at column `first`: the
+    // queues' EnQue flags cover the first part; the second, issued after, lands under the
+    // returned MTE2 -> V flag (WaitIn), which the row's pass 1 waits for before its columns.
+    __aicore__ inline TEventID LoadFirstRowInParts(uint32_t first) {
+        uint32_t d = t_.numCols;
+        LocalTensor<T> x = xQue_.AllocTensor<T>(), x2;
+        mover_.In(x, xGm_, 0, first);
+        xQue_.EnQue(x);
+        if constexpr (kResidual) {
+            x2 = x2Que_.AllocTensor<T>();
+            mover_.In(x2, x2Gm_, 0, first);
+            x2Que_.EnQue(x2);
+        }
+        mover_.In(x[first], xGm_, first, d - first);
+        if constexpr (kResidual) mover_.In(x2[first], x2Gm_, first, d - first);
+        TEventID id = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
+        SetFlag<HardEvent::MTE2_V>(id);
+        return id;
     }
 
     // Rows of the resident step starting at this core's row `done`: firstStepRows first when set

@@ -27,4 +27,5 @@ struct AirfuseRmsNormTilingData {
     uint32_t squaresBytes;    // AirfuseRmsNorm, half/bf16 resident rows, UB to spare: a step's squares apart from x as float (workCols floats), else 0
     uint32_t workPair;        // resident rows, UB to spare: 1 = the work buffer holds two steps' workCols floats, used by steps alternately
     uint32_t firstStepRows;   // resident rows: rows of a core's first step (then rowsPerLoop, the rest last); 0 = rowsPerLoop
+    uint32_t gammaFloatRow;   // rowResident (A2, half/bf16 x and gamma): 1 = gamma kept as a float32 row (staged in y's one buffer), y stored in two parts
 };

@@ -144,16 +144,18 @@ inline std::string CheckInputs(const char* op, const ChipInfo& chip, uint64_t ro
 // Rows whose tiles fit in UB (AirfuseRmsNorm: x and y twice, double-buffered; the residual form:
 // x1, x2, x and y once) but whose float32 work does not (kernels/rms_norm_rows.h
 // ProcessResidentChunks): each row moves once, and only the float work (a chunk of x, of x2 with
-// the residual add, and of gamma, gamma itself kept in its dtype) is chunked. Chunks of >= 1024
-// columns, as few as fit, evened out; `chunks` gets their count. bufferNum 0 when none fits.
-inline Plan ResidentChunks(uint32_t ub, bool residual, bool aligned, uint32_t cols, uint32_t s, uint32_t g, uint32_t& chunks) {
+// the residual add, and of gamma, gamma itself kept in its dtype) is chunked. `floatGamma`
+// (tiling gammaFloatRow): gamma kept as a float32 row instead, y in one buffer (AirfuseRmsNorm's
+// second y tile makes room for the float row; the residual form's y has one anyway). Chunks of >= 1024 columns, as few as fit, evened
+// out; `chunks` gets their count. bufferNum 0 when none fits.
+inline Plan ResidentChunks(uint32_t ub, bool residual, bool aligned, uint32_t cols, uint32_t s, uint32_t g, bool floatGamma, uint32_t& chunks) {
     constexpr uint32_t kMinChunk = 1024;
-    uint32_t stride = uint32_t(RoundUp(cols, 32 / s)), buf = residual ? 1 : 2;
+    uint32_t stride = uint32_t(RoundUp(cols, 32 / s)), buf = residual ? 1 : 2, tiles = floatGamma && !residual ? 3 : 4;
     auto bytes = [&](uint32_t c) {
         uint32_t f = FloatCols(aligned, c, s), k = uint32_t(CeilDiv(cols, c));
         uint64_t rstd = aligned ? StageBytes(1, 4) : buf * 32, floats = residual && s != 4 ? 3 : 2;
-        return 4 * R32(uint64_t(stride) * s) + R32(uint64_t(cols) * g) + floats * R32(f * 4ull) + RedBytes(!aligned, false, 1, c, c, f) + (k - 1) * 32ull +
-               rstd;
+        return tiles * R32(uint64_t(stride) * s) + R32(uint64_t(cols) * (floatGamma ? 4 : g)) + floats * R32(f * 4ull) +
+               RedBytes(!aligned, false, 1, c, c, f) + (k - 1) * 32ull + rstd;
     };
     for (uint64_t c = RoundUp(cols, 64) - 64; c >= kMinChunk; c -= 64) {
         if (bytes(uint32_t(c)) > ub) continue;
@@ -243,9 +245,23 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     // A whole row but one buffer per queue serialises each row's load, compute and store: chunked
     // float work with two buffers is faster (benchmarks/kernel_time.py).
     bool oneRowAtATime = p.chunk < cols || (p.bufferNum == 1 && p.rowsPerLoop == 1);
+    bool gammaFloatRow = false;
     if (oneRowAtATime && (!aligned || cols % e == 0)) {
-        Plan q = ResidentChunks(chip.ubBytes, residual, aligned, cols, s, g, sumBlocks);
+        Plan q = ResidentChunks(chip.ubBytes, residual, aligned, cols, s, g, false, sumBlocks);
         if (q.bufferNum) p = q;
+        // A2, half/bf16 x and gamma: gamma as a float32 row, cast once per core instead of a chunk
+        // at a time in every row, where that leaves as few chunks (it takes AirfuseRmsNorm's UB of
+        // the plain plan, never less: r fits only where q does). Its stage is y's one buffer (GM
+        // -> VECOUT is a DataCopyPad path; 310P's DataCopy loads VECIN only); y leaves in two
+        // parts, so the next row's pass 2 waits only for the second part's store
+        // (benchmarks/results/README.md "Seventh round": 910B3 rms_norm 128 x 16384 bf16 7.44 -> 6.19 us).
+        uint32_t floatChunks = 0;
+        Plan r = aligned || s == 4 || g == 4 ? Plan{} : ResidentChunks(chip.ubBytes, residual, aligned, cols, s, g, true, floatChunks);
+        if (r.bufferNum && q.bufferNum && floatChunks <= sumBlocks) {
+            p = r;
+            sumBlocks = floatChunks;
+            gammaFloatRow = true;
+        }
     }
     // The fewest cores that keep the busiest core's row count (128 rows on 48 cores: 43 of 3
     // rows): the same critical path, fewer gamma reads and, in the cost model, whose HBM share is
@@ -257,6 +273,7 @@ inline Result RmsNormRows(const char* op, bool residual, const ChipInfo& chip, u
     *out = AirfuseRmsNormTilingData{};
     FillRowFields(out, rows, cols, p, rowCores, aligned, s);
     out->rowResident = p.chunk < cols && sumBlocks > 1;
+    out->gammaFloatRow = out->rowResident && gammaFloatRow;
     out->epsilon = epsilon;
     out->rowCores = rowCores;
     out->rstdStageBytes = aligned ? StageBytes(p.rowsPerLoop, 4) : 0;

@@ -172,14 +172,26 @@ def test_310p_step_shapes(rows, cols, dtype, halved):
 # resident, float work in column chunks (the last one shorter: 16384 = 4 x 3328 + 3072 on 910B).
 # On 910B the chunks' squares accumulate by MulAddDst (dst = src0 * src1 + dst, the last chunk
 # into the head of the accumulator only): y and rstd against airfuse's CPU kernel check it.
+# gammaFloatRow (910B, half/bf16 gamma, where UB holds it: add_rms_norm at 8192, not 16384): gamma cast
+# once from its stage in the first row's y buffer, the first row loaded in two parts, y stored in
+# two parts from its one buffer (three rows on core 0 reuse it).
 @pytest.mark.parametrize("chip,rows,dtype", [("Ascend910B2", 5, torch.bfloat16), ("Ascend910B2", 3, torch.float16), ("Ascend310P3", 7, torch.float16)],
                          ids=str)
 @pytest.mark.parametrize("op", ["rms_norm", "add_rms_norm"])
 def test_resident_rows_in_float_chunks(op, chip, rows, dtype):
-    cols = 16384
+    check_resident_rows_in_float_chunks(op, 16384, chip, rows, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_add_rms_norm_resident_rows_with_float_gamma(dtype):
+    check_resident_rows_in_float_chunks("add_rms_norm", 8192, "Ascend910B2", 5, dtype)
+
+
+def check_resident_rows_in_float_chunks(op, cols, chip, rows, dtype):
     tile = twin.tiling(op, chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, 2)
-    chunk, row_resident = (tiling_field(tile.data, op, f) for f in ("colsPerChunk", "rowResident"))
+    chunk, row_resident, float_row = (tiling_field(tile.data, op, f) for f in ("colsPerChunk", "rowResident", "gammaFloatRow"))
     assert row_resident == 1 and chunk < cols
+    assert float_row == (chip != "Ascend310P3" and (op, cols) != ("add_rms_norm", 16384))
     gen = generator()
     x, x2, gamma = randn((rows, cols), dtype, gen), randn((rows, cols), dtype, gen), randn((cols,), dtype, gen)
     if op == "rms_norm":
