@@ -6,15 +6,16 @@ Nodes are evaluated in topological order: ``Data`` takes the run's input at its 
 runs its function in ``airfuse.offline.ge_ops.GE_OPS``. Control edges (``name:-1``) only order.
 
 Building a ``GeExecutor`` (TorchAir's ``compile()``) resolves everything that does not depend on
-the inputs' values into a plan: the order, each input's slot in one flat list of values, decoded
-Consts and attrs, the function of each node (for ops written with ``ge_ops.planned``, one that has
-already read its attrs and Const inputs), and the dtype/shape each output is checked against.
-``run`` walks the plan and only does the tensor work and those checks. Airfuse nodes call the op's
+the inputs' values into a plan: the order, each value's slot, decoded Consts and attrs, the
+function of each node (for ops written with ``ge_ops.planned``, one that has already read its
+attrs and Const inputs), and the dtype/shape each output is checked against. The plan is then
+written out as one generated Python function (``_Program``), so a run only does the tensor work
+and those checks, without an interpreter loop over the steps. Airfuse nodes call the op's
 CPU kernel (its input checks, then the C++ kernel) without going through the dispatcher. Groups of
 nodes that eager PyTorch runs as one call (a linear's Transpose/Reshape/MatMul/Reshape, chains of
 views) are planned as one step, a fold (``ge_folds``), with the unfolded plan's results bit for bit
 and its checks and errors; ``GeExecutor(graph, fold=False)`` plans node by node, and a run with
-``observe`` walks the node-by-node plan so that it sees every node.
+``observe`` runs the node-by-node plan so that it sees every node.
 
 The executor is strict so a converter's mistake shows as an error, never as a wrong number: an
 unknown op type is refused when the graph is built, an attribute an op does not read is refused
@@ -177,13 +178,10 @@ def _airfuse_op(node, op_def):
     kernel = cpu_kernels.cpu_kernel(op_def)
 
     def run(node, *inputs):
-        return _as_tuple(kernel(*inputs, *attrs))
+        outputs = kernel(*inputs, *attrs)
+        return tuple(outputs) if type(outputs) is list else outputs  # several outputs come as a list
 
     return run
-
-
-def _as_tuple(outputs):
-    return tuple(outputs) if isinstance(outputs, list) else outputs
 
 
 def _op_function(node):
@@ -326,7 +324,7 @@ def _verify(node, tensor, check):
 
 class _Step:
     """One op node of the plan: what a run calls with its inputs, where those are and its outputs
-    go in the flat list of values, its output checks, and the slots whose last reader it is (``dead``)."""
+    go among the value slots, its output checks, and the slots whose last reader it is (``dead``)."""
 
     __slots__ = ("node", "call", "slots", "first", "count", "checks", "dead", "planned")
 
@@ -338,14 +336,8 @@ class _Step:
         self.checks = checks
 
     def as_tuple(self):
-        """What a run reads of the step, unpacked at once (attribute reads cost per node)."""
+        """The step as ``_Program`` reads it."""
         return self.node, self.call, tuple(self.slots), self.first, self.first + self.count, self.checks, tuple(self.dead)
-
-    def moved(self, slot_of):
-        """This step reading and writing the slots ``slot_of`` maps its own to (nothing dies)."""
-        step = _Step(self.node, self.call, [slot_of[s] for s in self.slots], slot_of[self.first], self.planned, self.checks)
-        step.dead = []
-        return step
 
 
 def _call(node, function, check_attrs, consts):
@@ -371,31 +363,131 @@ def _call(node, function, check_attrs, consts):
     return functools.partial(function, node), True
 
 
-def _evaluate(run_steps, values, observe):
-    """Run the steps (as ``_ordered`` unpacks them) over the flat list of values."""
-    node = None
-    try:
+class _Program:
+    """Steps (as ``GeExecutor._ordered`` unpacks them) compiled into one generated Python function.
+
+    A step costs the executor's loop more Python than many small ops' tensor work (building the
+    argument list, the slice assignment of the outputs, loops over checks and dead slots), so the
+    plan is written out as straight-line code instead: each value slot a local variable ``v<slot>``
+    (a Const a global ``k<slot>``, an unfed optional input ``None``), each step a direct call of its
+    function, its output count and checks inline comparisons against globals (``_verify`` decides
+    and raises when one differs), each value ``del``-ed after its last reader (with ``drop``), and
+    ``observe(node, inputs, outputs)`` after each step where asked. With ``datas`` (the graph's Data
+    nodes) the function takes the run's inputs and checks each one (``GeExecutor._data`` decides
+    when one differs); otherwise it takes the values of the slots ``params``. It returns the values
+    of the slots ``results``: a list, or with ``single`` the one value (else a tuple).
+
+    With ``datas`` the steps run below Autograd (a fold's program runs inside that one). An error
+    other than a GeExecutionError is raised as one naming the node whose line of the generated
+    code raised it."""
+
+    def __init__(self, name, run_steps, const_of, results, *, params=(), datas=None, single=False, drop=True, observe=False):
+        self.name = name
+        self._nodes = {}  # line number -> the node whose step the line runs
+        names = {"_verify": _verify, "_outputs": _outputs, "Tensor": torch.Tensor}
+        lines = []
+
+        def bind(prefix, value):
+            name = f"{prefix}{len(names)}"
+            names[name] = value
+            return name
+
+        def ref(slot):
+            if slot == _UNFED:
+                return "None"
+            const = const_of(slot)
+            if const is None:
+                return f"v{slot}"
+            names[f"k{slot}"] = const
+            return f"k{slot}"
+
+        def differs(var, check):
+            """The condition under which ``var`` must go to _verify (see _output_check), or "" for none."""
+            _, dtype, dims, exact = check
+            if dims is not None and not exact:
+                return "True"  # sizes to compare one by one: _verify does it
+            conditions = [f"{var}.dtype is not {bind('d', dtype)}"] if dtype is not None else []
+            if dims is not None:
+                conditions.append(f"{var}.shape != {bind('s', dims)}")
+            return " or ".join(conditions)
+
+        arguments = ["inputs"] if datas is not None else [f"v{slot}" for slot in params]
+        lines.append(f"def program({', '.join(arguments + (['observe'] if observe else []))}):")
+        if datas is not None:
+            names["_data"], names["_datas"] = GeExecutor._data, datas
+            last = max((index for _, index, *_ in datas), default=-1)
+            # Too few inputs: take them node by node, in order, so the first Data that fails is named.
+            lines.append(f"    if len(inputs) <= {last}: [_data(n, inputs, i, scalar, x) for n, i, _, scalar, x in _datas]")
+            for node, index, slot, scalar, check in datas:
+                call = f"_data({bind('n', node)}, inputs, {index}, {scalar}, {bind('x', check)})"
+                if index < 0 or scalar:
+                    lines.append(f"    v{slot} = {call}")
+                    continue
+                lines.append(f"    v{slot} = inputs[{index}]")
+                condition = differs(f"v{slot}", check) if check else None
+                lines.append(f"    if not isinstance(v{slot}, Tensor){f' or {condition}' if condition else ''}: v{slot} = {call}")
+            # A GE graph records no autograd (TorchAir runs forward and backward as separate graphs):
+            # its ops dispatch below the Autograd keys, as GE's kernels know nothing of it.
+            names["_below_autograd"] = torch._C._AutoDispatchBelowAutograd
+            lines.append("    with _below_autograd():")
+            indent = "        "
+        else:
+            indent = "    "
         for node, call, slots, first, end, checks, dead in run_steps:
-            args = [values[slot] for slot in slots]
-            out = call(*args)
-            outputs = out if type(out) is tuple else (out,)
-            if len(outputs) != end - first:
-                raise GeExecutionError(f"{node.describe()}: computed {len(outputs)} outputs, the node declares {end - first}")
-            values[first:end] = outputs
+            start = len(lines) + 1
+            node_name = bind("n", node)
+            args = ", ".join(ref(slot) for slot in slots)
+            outputs = [f"v{slot}" for slot in range(first, end)]
+            call = f"{bind('c', call)}({args})"
+            # One output may come back alone or as a 1-tuple; several only as a tuple of that many.
+            if len(outputs) == 1:
+                lines.append(f"{indent}{outputs[0]} = {call}")
+                lines.append(f"{indent}if type({outputs[0]}) is tuple: {outputs[0]} = _outputs({node_name}, {outputs[0]}, 1)")
+            else:
+                lines.append(f"{indent}o = {call}")
+                lines.append(f"{indent}if type(o) is not tuple or len(o) != {len(outputs)}: o = _outputs({node_name}, o, {len(outputs)})")
+                if outputs:
+                    lines.append(f"{indent}{', '.join(outputs)} = o")
             for check in checks:
-                tensor = outputs[check[0]]
-                # The common cases (a declared dtype, and no shape or an exact one) in two
-                # comparisons; _verify decides the others and raises.
-                if tensor.dtype is not check[1] or (check[2] is not None and tensor.shape != check[2]):
-                    _verify(node, tensor, check)
-            if observe is not None:
-                observe(node, args, outputs)
-            for slot in dead:
-                values[slot] = None
-    except GeExecutionError:
-        raise
-    except Exception as error:
-        raise GeExecutionError(f"{node.describe()}: {error}") from error
+                var = outputs[check[0]]
+                condition = differs(var, check)
+                if condition:
+                    lines.append(f"{indent}if {condition}: _verify({node_name}, {var}, {bind('x', check)})")
+            if observe:
+                lines.append(f"{indent}observe({node_name}, [{args}], ({''.join(name + ', ' for name in outputs)}))")
+            local = [f"v{slot}" for slot in dead if const_of(slot) is None] if drop else []
+            if local:
+                lines.append(f"{indent}del {', '.join(local)}")
+            self._nodes.update(dict.fromkeys(range(start, len(lines) + 1), node))
+        values = ", ".join(ref(slot) for slot in results)
+        lines.append(f"{indent}return {values if single else f'[{values}]' if datas is not None else f'({values},)'}")
+        code = compile("\n".join(lines) + "\n", f"<GE graph {name!r} plan>", "exec")
+        exec(code, names)  # noqa: S102 - the source is built above from the plan, nothing else
+        self._function = names["program"]
+
+    def __call__(self, *args):
+        try:
+            return self._function(*args)
+        except GeExecutionError:
+            raise
+        except Exception as error:
+            raise GeExecutionError(f"{self._failed(error)}: {error}") from error
+
+    def _failed(self, error):
+        """The node (described) whose generated line raised ``error``."""
+        code, tb = self._function.__code__, error.__traceback__
+        while tb is not None and tb.tb_frame.f_code is not code:
+            tb = tb.tb_next
+        node = self._nodes.get(tb.tb_lineno) if tb is not None else None
+        return node.describe() if node is not None else f"GE graph {self.name!r}"
+
+
+def _outputs(node, out, count):
+    """A step's ``count`` outputs when ``out`` (what its function returned) holds that many, else an error."""
+    outputs = out if type(out) is tuple else (out,)
+    if len(outputs) != count:
+        raise GeExecutionError(f"{node.describe()}: computed {len(outputs)} outputs, the node declares {count}")
+    return outputs[0] if count == 1 else outputs
 
 
 class GeExecutor:
@@ -415,8 +507,8 @@ class GeExecutor:
         self._plan(functions)
 
     def _plan(self, functions):
-        """Give every node output one slot in a flat list of values (slot 0 is an unfed optional
-        input, None) and turn each node into what a run does with it."""
+        """Give every node output one slot (a variable of the generated program; slot 0 is an
+        unfed optional input, None) and turn each node into what a run does with it."""
         template, first_slot, output_count = [None], {}, {}
         self._datas, self._steps, self.consts = [], [], {}
         for node in self.nodes:
@@ -443,11 +535,18 @@ class GeExecutor:
         if self.fold:
             self._steps = self._folded(self._steps)
         self._run_steps = self._ordered(self._steps)
+        self._program = _Program(self.name, self._run_steps, self._const_of, self._result_slots, datas=self._datas)
+        self._observed = None  # the unfolded plan's program calling observe, made on first use (accounting)
+        self._declared = {}  # see _declared_dtypes
         self._const_storages = {t.untyped_storage().data_ptr() for t in self.consts.values()}
 
+    def _const_of(self, slot):
+        """The Const tensor slot ``slot`` holds, else None."""
+        return self._template[slot] if slot != _UNFED else None
+
     def _ordered(self, steps):
-        """What a run walks for ``steps``: each step unpacked, with the slots it is the last reader
-        of. Each intermediate value is dropped there, as eager code drops its temporaries: memory
+        """What a program is generated from for ``steps``: each step unpacked, with the slots it
+        is the last reader of. Each intermediate value is dropped there, as eager code drops its temporaries: memory
         is reused while it is still in cache, and a run holds little at once."""
         last_reader = {}
         for position, step in enumerate(steps):
@@ -465,40 +564,31 @@ class GeExecutor:
 
     def _folded(self, steps):
         """``steps`` with each fold (see ge_folds) made one step, at its last member's place."""
-        const_of = lambda slot: self._template[slot] if slot != _UNFED else None  # noqa: E731
-        folds = ge_folds.find(steps, const_of, set(self._result_slots))
+        folds = ge_folds.find(steps, self._const_of, set(self._result_slots))
         replaced = {}
         for members in folds:
-            replaced[members[-1]] = self._fold_step([steps[p] for p in members], const_of)
+            replaced[members[-1]] = self._fold_step([steps[p] for p in members])
             replaced.update((p, None) for p in members[:-1])
         return [replaced.get(p, step) for p, step in enumerate(steps) if replaced.get(p, step) is not None]
 
-    def _fold_step(self, members, const_of):
+    def _fold_step(self, members):
         """One step running ``members`` (see ge_folds.Fold): its inputs are the members' inputs that
         no member makes and that are not Consts; its outputs and checks are the last member's."""
         made = {slot for m in members for slot in range(m.first, m.first + m.count)}
-        inputs = list(dict.fromkeys(s for m in members for s in m.slots if s != _UNFED and s not in made and const_of(s) is None))
-        consts = list(dict.fromkeys(s for m in members for s in m.slots if s != _UNFED and const_of(s) is not None))
-        # The members' own plan over a local list of values: [unfed, *inputs, *consts, *outputs].
-        local = {_UNFED: 0, **{s: 1 + i for i, s in enumerate([*inputs, *consts, *sorted(made)])}}
-        run_steps = tuple(m.moved(local).as_tuple() for m in members)
-        tail = [self._template[s] for s in consts] + [None] * len(made)
+        inputs = list(dict.fromkeys(s for m in members for s in m.slots if s != _UNFED and s not in made and self._const_of(s) is None))
         last = members[-1]
-        first, end = local[last.first], local[last.first] + last.count
-
-        def unfolded(*values):
-            values = [None, *values, *tail]
-            _evaluate(run_steps, values, None)
-            return values[first] if end - first == 1 else tuple(values[first:end])
-
-        fast = self._fast(members, inputs, const_of)
+        # The members' own program, keeping every value it makes (it returns the last one's).
+        steps = [m.as_tuple()[:-1] + ((),) for m in members]
+        outputs = range(last.first, last.first + last.count)
+        unfolded = _Program(self.name, steps, self._const_of, outputs, params=inputs, single=last.count == 1)
+        fast = self._fast(members, inputs, self._const_of)
         return _Step(last.node, ge_folds.Fold(unfolded, fast), inputs, last.first, True, last.checks)
 
     @staticmethod
     def _fast(members, inputs, const_of):
         """The fold's fast function over ``inputs`` (see ge_folds)."""
         if not any(m.node.type in ge_folds.MATMUL_TYPES for m in members):
-            return ge_folds.chained((m.call, [const_of(s) for s in m.slots[1:]]) for m in members)
+            return ge_folds.strided((m.call, [const_of(s) for s in m.slots[1:]]) for m in members)
         # A linear fold's members are [Transpose, head Reshape?, MatMul, tail Reshape?].
         reshapes = {position: ge_folds.const_ints(const_of(m.slots[1])) for position, m in enumerate(members) if m.node.type == "Reshape"}
         head = reshapes.get(1)
@@ -525,14 +615,15 @@ class GeExecutor:
         """Evaluate the graph on ``inputs``; results are written into the non-None tensors of
         ``assigned_outputs`` (by output index) and those tensors returned in their place.
         ``observe(node, inputs, outputs)``, if given, sees every op node after it ran."""
-        values = self._template.copy()
-        for node, index, slot, scalar, check in self._datas:
-            values[slot] = self._data(node, inputs, index, scalar, check)
-        # A GE graph records no autograd (TorchAir runs forward and backward as separate graphs):
-        # its ops dispatch below the Autograd keys, as GE's kernels know nothing of it.
-        with torch._C._AutoDispatchBelowAutograd():
-            _evaluate(self._run_steps if observe is None else self._unfolded_steps, values, observe)
-        return self._finish([values[slot] for slot in self._result_slots], inputs, assigned_outputs, output_dtypes)
+        if observe is None:
+            results = self._program(inputs)
+        else:
+            if self._observed is None:
+                self._observed = _Program(
+                    self.name, self._unfolded_steps, self._const_of, self._result_slots, datas=self._datas, observe=True
+                )
+            results = self._observed(inputs, observe)
+        return self._finish(results, inputs, assigned_outputs, output_dtypes)
 
     @staticmethod
     def _data(node, inputs, index, scalar, check):
@@ -548,16 +639,25 @@ class GeExecutor:
             _verify(node, tensor, check)
         return tensor
 
+    def _declared_dtypes(self, numbers):
+        """TorchAir's output dtypes (GE numbering, the same list on every run) as torch dtypes,
+        converted once per list."""
+        dtypes = self._declared.get(numbers)
+        if dtypes is None:
+            dtypes = tuple(ge_dtype_to_torch(number, f"GE graph {self.name!r} output {i}") for i, number in enumerate(numbers))
+            self._declared[numbers] = dtypes
+        return dtypes
+
     def _finish(self, results, inputs, assigned_outputs, output_dtypes):
         if output_dtypes is not None:
             if len(output_dtypes) != len(results):
                 raise GeExecutionError(f"GE graph {self.name!r}: {len(results)} outputs, but {len(output_dtypes)} output dtypes")
-            for i, (tensor, number) in enumerate(zip(results, output_dtypes, strict=True)):
-                dtype = ge_dtype_to_torch(number, f"GE graph {self.name!r} output {i}")
-                if tensor.dtype != dtype:
+            for i, (tensor, dtype) in enumerate(zip(results, self._declared_dtypes(tuple(output_dtypes)), strict=True)):
+                if tensor.dtype is not dtype:
                     raise GeExecutionError(f"GE graph {self.name!r}: output {i} is {tensor.dtype}, GE declares {dtype}")
         # Outputs own their memory, as GE's do: copy those that alias an input, a Const or each other.
-        owned = self._const_storages | {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor)}
+        # (The Consts' storages are looked up in their own set, not copied into this one every run.)
+        owned = {t.untyped_storage().data_ptr() for t in inputs if isinstance(t, torch.Tensor)}
         final = []
         for i, tensor in enumerate(results):
             target = assigned_outputs[i] if i < len(assigned_outputs) else None
@@ -569,7 +669,7 @@ class GeExecutor:
                     )
                 target.copy_(tensor)
                 tensor = target
-            elif tensor.untyped_storage().data_ptr() in owned:
+            elif (storage := tensor.untyped_storage().data_ptr()) in owned or storage in self._const_storages:
                 tensor = tensor.clone()
             owned.add(tensor.untyped_storage().data_ptr())
             final.append(tensor)

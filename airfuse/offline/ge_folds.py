@@ -12,8 +12,12 @@ function:
   ``matmul(x, W.t())``, which flattens x's leading dims into the same ``mm`` the MatMul node
   runs: the same bits.
 - views: a chain of view nodes (Reshape, Transpose, Squeeze, Unsqueeze, Identity, BroadcastTo)
-  whose other inputs are Consts, as the members' own functions called one after the other: the
-  same torch calls, without the loop's bookkeeping between them.
+  whose other inputs are Consts. The first time x comes with a layout (dtype, shape, strides and
+  storage offset), the members' own functions are called one after the other; each stretch of
+  them that only made views (of the tensor the stretch started from) is then, for that layout,
+  one ``as_strided`` to the stretch's last view, and the calls that copied (a Reshape that cannot
+  be a view) are made as they were: the same torch results (a view's elements are those its
+  layout names), in one call per stretch instead of one per node.
 
 A fold only takes nodes whose outputs nothing outside it reads (nor the graph's outputs), and
 only nodes whose plan read all their attrs at compile (``ge_ops.planned``). Strictness is kept by
@@ -149,13 +153,33 @@ def linear_input_shape(head_dims, tail_dims):
     return [*tail_dims[:-1], -1] if tail_dims is not None else head_dims
 
 
-def chained(calls):
-    """The view members' calls, each with its bound Const inputs, one after the other."""
+def strided(calls):
+    """fast(x) of a view chain: the members' ``calls`` (each with its bound Const inputs), and for
+    a layout of x met before, its replay (see the module's docstring)."""
     calls = tuple(calls)
+    replays = {}  # x's layout -> [(call, consts) or (None, (size, stride, storage offset))]
 
     def run(x):
+        layout = (x.dtype, x.shape, x.stride(), x.storage_offset())
+        replay = replays.get(layout)
+        if replay is not None:
+            for call, args in replay:
+                x = call(x, *args) if call is not None else x.as_strided(*args)
+            return x
+        replay, start = [], x  # start: the tensor the current stretch of views began from
         for call, consts in calls:
-            x = call(x, *consts)
+            y = call(x, *consts)
+            if y.untyped_storage().data_ptr() != x.untyped_storage().data_ptr():
+                if x is not start:
+                    replay.append((None, (x.shape, x.stride(), x.storage_offset())))
+                replay.append((call, consts))
+                start = y
+            x = y
+        if x is not start:
+            replay.append((None, (x.shape, x.stride(), x.storage_offset())))
+        if len(replays) >= _REMEMBERED:
+            replays.clear()
+        replays[layout] = replay
         return x
 
     return run

@@ -175,9 +175,10 @@ def exp(node, x):
     return torch.exp(z if base == -1.0 else z * math.log(base))
 
 
-def swish(node, x):
+@planned()
+def swish(node):
     scale = node.float("scale")
-    return x * torch.sigmoid(x * scale) if scale != 1.0 else F.silu(x)
+    return F.silu if scale == 1.0 else lambda x: x * torch.sigmoid(x * scale)
 
 
 def gelu(node, x):
@@ -245,7 +246,8 @@ def masked_fill(node, x, mask, value):
 @planned()
 def cast(node):
     dtype = ge_dtype_to_torch(node.int("dst_type"), "attr dst_type")
-    return lambda x: x.to(dtype)
+    # x.to(x's own dtype) returns x itself: LLaMA graphs hold many such Casts, skipped here.
+    return lambda x: x if x.dtype is dtype else x.to(dtype)
 
 
 def range_(node, start, limit, delta):
@@ -321,7 +323,7 @@ def batch_mat_mul(node):
 # --- reductions and softmax --------------------------------------------------------------------
 
 def _reduce(x, axes, keep_dims, noop_with_empty_axes, fn):
-    dims = _axes(_ints(axes, "axes"), x.dim(), "axes")
+    dims = _axes(axes, x.dim(), "axes")
     if not dims and x.dim() > 0:
         # Empty axes reduce nothing when noop_with_empty_axes, everything otherwise (ReduceMean's
         # attr; ReduceSum has none here, and TorchAir always lists the axes, so it is refused).
@@ -332,30 +334,54 @@ def _reduce(x, axes, keep_dims, noop_with_empty_axes, fn):
     return fn(x, dims, keep_dims) if dims else x
 
 
-def reduce_sum(node, x, axes):
-    return _reduce(x, axes, node.bool("keep_dims"), None, lambda t, d, k: t.sum(d, keepdim=k, dtype=t.dtype))
+def _sum(t, dims, keep_dims):
+    return t.sum(dims, keepdim=keep_dims, dtype=t.dtype)
 
 
-def reduce_mean(node, x, axes):
-    _check(x.dtype.is_floating_point, lambda: f"x must be a floating tensor, got {x.dtype}")
-    mean = lambda t, d, k: _float_compute(lambda f: f.mean(d, keepdim=k), t)  # noqa: E731
-    return _reduce(x, axes, node.bool("keep_dims"), node.bool("noop_with_empty_axes"), mean)
+def _mean(t, dims, keep_dims):
+    return _float_compute(lambda f: f.mean(dims, keepdim=keep_dims), t)
+
+
+@planned(1)
+def reduce_sum(node, axes):
+    keep_dims, axes = node.bool("keep_dims"), _ints(axes, "axes")
+    return lambda x, _: _reduce(x, axes, keep_dims, None, _sum)
+
+
+@planned(1)
+def reduce_mean(node, axes):
+    keep_dims, noop_with_empty_axes, axes = node.bool("keep_dims"), node.bool("noop_with_empty_axes"), _ints(axes, "axes")
+
+    def run(x, _):
+        _check(x.dtype.is_floating_point, lambda: f"x must be a floating tensor, got {x.dtype}")
+        return _reduce(x, axes, keep_dims, noop_with_empty_axes, _mean)
+
+    return run
 
 
 def _softmax_axes(node, x):
     return _axes(node.ints("axes"), x.dim(), "attr axes")
 
 
-def softmax_v2(node, x):
-    _check(x.dtype.is_floating_point, lambda: f"x must be a floating tensor, got {x.dtype}")
-    dims = _softmax_axes(node, x)
-    out_dtype = torch.float32 if node.bool("half_to_float") and x.dtype == torch.float16 else x.dtype
-    compute_dtype = torch.float32 if x.dtype in _HALF_DTYPES else x.dtype
-    if len(dims) == 1:
-        return torch.softmax(x, dims[0], dtype=compute_dtype).to(out_dtype)  # the same math, one kernel
-    xf = x.to(compute_dtype)
-    e = torch.exp(xf - xf.amax(dims, keepdim=True))
-    return (e / e.sum(dims, keepdim=True)).to(out_dtype)
+@planned()
+def softmax_v2(node):
+    axes, half_to_float = node.ints("axes"), node.bool("half_to_float")
+    dims_of_rank = _by_rank(lambda rank: _axes(axes, rank, "attr axes"))
+
+    def run(x):
+        _check(x.dtype.is_floating_point, lambda: f"x must be a floating tensor, got {x.dtype}")
+        dims = dims_of_rank(x.dim())
+        out_dtype = torch.float32 if half_to_float and x.dtype == torch.float16 else x.dtype
+        if len(dims) == 1:
+            # The same math, one kernel. softmax(x, dim, dtype=x.dtype) runs softmax(x, dim) after a
+            # conversion call that returns x: without it, the same bits for half the time.
+            y = torch.softmax(x, dims[0], dtype=torch.float32) if x.dtype in _HALF_DTYPES else torch.softmax(x, dims[0])
+            return y if y.dtype is out_dtype else y.to(out_dtype)
+        xf = x.float() if x.dtype in _HALF_DTYPES else x
+        e = torch.exp(xf - xf.amax(dims, keepdim=True))
+        return (e / e.sum(dims, keepdim=True)).to(out_dtype)
+
+    return run
 
 
 def softmax_grad(node, softmax, grad_softmax):
@@ -535,13 +561,13 @@ def _by_rank(normalize):
 @planned(1)
 def transpose(node, perm):
     dims = _ints(perm, "perm")
-    axes_of_rank = _by_rank(lambda rank: _axes(dims, rank, "perm"))
 
-    def run(x, _):
-        _check(len(dims) == x.dim(), lambda: f"perm {dims} must list {x.dim()} axes")
-        return x.permute(axes_of_rank(x.dim()))
+    def axes(rank):
+        _check(len(dims) == rank, lambda: f"perm {dims} must list {rank} axes")
+        return _axes(dims, rank, "perm")
 
-    return run
+    axes_of_rank = _by_rank(axes)
+    return lambda x, _: x.permute(axes_of_rank(x.dim()))
 
 
 @planned()
@@ -572,15 +598,25 @@ def unsqueeze(node):
     return run
 
 
-def broadcast_to(node, x, shape_):
+@planned(1)
+def broadcast_to(node, shape_):
     dims = _ints(shape_, "shape")
-    _check(len(dims) >= x.dim(), lambda: f"shape {dims} has lower rank than x {list(x.shape)}")
-    # -1 keeps x's size in that dim (TorchAir passes aten.expand's sizes through); it cannot
-    # stand for a leading dim that x does not have.
-    new_dims = len(dims) - x.dim()
-    _check(all(d >= 0 for d in dims[:new_dims]), lambda: f"shape {dims}: a new leading dim cannot be -1 or negative")
-    _check(all(d >= -1 for d in dims[new_dims:]), lambda: f"shape {dims} has negative sizes other than -1")
-    return x.expand(dims)
+
+    def check(rank):
+        # -1 keeps x's size in that dim (TorchAir passes aten.expand's sizes through); it cannot
+        # stand for a leading dim that x does not have.
+        new_dims = len(dims) - rank
+        _check(all(d >= 0 for d in dims[:new_dims]), lambda: f"shape {dims}: a new leading dim cannot be -1 or negative")
+        _check(all(d >= -1 for d in dims[new_dims:]), lambda: f"shape {dims} has negative sizes other than -1")
+
+    checked_rank = _by_rank(check)
+
+    def run(x, _):
+        _check(len(dims) >= x.dim(), lambda: f"shape {dims} has lower rank than x {list(x.shape)}")
+        checked_rank(x.dim())
+        return x.expand(dims)
+
+    return run
 
 
 def expand(node, x, shape_):
@@ -604,16 +640,23 @@ def pack(node, *x):
     return torch.stack(x, _axis(node.int("axis"), x[0].dim() + 1, "attr axis"))
 
 
-def concat_v2(node, *inputs):
-    *x, concat_dim = inputs
-    _check(len(x) == node.int("N"), lambda: f"attr N is {node.int('N')} but {len(x)} tensors are concatenated")
-    _same_dtype(**{f"x{i}": t for i, t in enumerate(x)})
-    # An input of shape [0] is skipped, whatever the others' rank (as torch.cat does): Hugging
-    # Face's KV cache starts as one and is concatenated with 4-D states along dim -2.
-    parts = [t for t in x if t.shape != (0,)] or [x[0]]
-    rank = parts[0].dim()
-    _check(all(t.dim() == rank for t in parts), lambda: f"inputs differ in rank: {[list(t.shape) for t in parts]}")
-    return torch.cat(parts, _axis(_int(concat_dim, "concat_dim"), rank, "concat_dim"))
+@planned(-1)
+def concat_v2(node, concat_dim):
+    n, axis = node.int("N"), _int(concat_dim, "concat_dim")
+
+    def run(*inputs):
+        x = inputs[:-1]
+        _check(len(x) == n, lambda: f"attr N is {n} but {len(x)} tensors are concatenated")
+        if not all(t.dtype is x[0].dtype for t in x):
+            _same_dtype(**{f"x{i}": t for i, t in enumerate(x)})
+        # An input of shape [0] is skipped, whatever the others' rank (as torch.cat does): Hugging
+        # Face's KV cache starts as one and is concatenated with 4-D states along dim -2.
+        parts = [t for t in x if t.shape != (0,)] or [x[0]]
+        rank = parts[0].dim()
+        _check(all(t.dim() == rank for t in parts), lambda: f"inputs differ in rank: {[list(t.shape) for t in parts]}")
+        return torch.cat(parts, _axis(axis, rank, "concat_dim"))
+
+    return run
 
 
 def pad_v3(node, x, paddings, constant_values):
@@ -706,7 +749,8 @@ def gather_v2(node, x, indices, axis):
     return _gather(x, indices, dim, node.bool("negative_index_support"))
 
 
-def strided_slice_v2(node, x, begin, end, axes, strides):
+@planned(1, 2, 3, 4)
+def strided_slice_v2(node, begin, end, axes, strides):
     for mask in ("ellipsis_mask", "new_axis_mask", "shrink_axis_mask"):
         node.expect(mask, 0)
     begin_mask, end_mask = node.int("begin_mask"), node.int("end_mask")
@@ -718,16 +762,20 @@ def strided_slice_v2(node, x, begin, end, axes, strides):
     steps = _ints(strides, "strides") if strides is not None else [1] * len(starts)
     _check(len(starts) == len(stops) == len(dims) == len(steps), "begin, end, axes and strides differ in length")
     _check(all(s != 0 for s in steps), lambda: f"strides {steps} contain 0")
-    for i, (start, stop, dim, step) in enumerate(zip(starts, stops, _axes(dims, x.dim(), "axes"), steps, strict=True)):
-        # A set mask bit i means: ignore begin[i] / end[i] and take the dim from its start / to its end.
-        start = None if begin_mask >> i & 1 else start
-        stop = None if end_mask >> i & 1 else stop
-        start, stop, step = slice(start, stop, step).indices(x.shape[dim])
-        if step > 0:
-            x = x[(slice(None),) * dim + (slice(start, stop, step),)]  # a view, as torch slices
-        else:
-            x = torch.index_select(x, dim, torch.arange(start, stop, step))  # torch has no negative steps
-    return x
+
+    def run(x, *_):
+        for i, (start, stop, dim, step) in enumerate(zip(starts, stops, _axes(dims, x.dim(), "axes"), steps, strict=True)):
+            # A set mask bit i means: ignore begin[i] / end[i] and take the dim from its start / to its end.
+            start = None if begin_mask >> i & 1 else start
+            stop = None if end_mask >> i & 1 else stop
+            start, stop, step = slice(start, stop, step).indices(x.shape[dim])
+            if step > 0:
+                x = x[(slice(None),) * dim + (slice(start, stop, step),)]  # a view, as torch slices
+            else:
+                x = torch.index_select(x, dim, torch.arange(start, stop, step))  # torch has no negative steps
+        return x
+
+    return run
 
 
 GE_OPS = {

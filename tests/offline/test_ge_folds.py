@@ -111,3 +111,18 @@ def test_observe_sees_every_node_of_a_folded_plan():
     seen = []
     executor.run([x, w], observe=lambda node, inputs, outputs: seen.append(node.type))
     assert _folds(executor) and sorted(seen) == ["MatMul", "Reshape", "Reshape", "Transpose"]
+
+
+def test_a_chain_of_views_is_replayed_for_each_layout_of_its_input():
+    """A view chain's replay (as_strided for its views, the copying Reshape as it is) holds for the
+    strides and storage offset it was made for: x with another layout gets the members' results too."""
+    def build(t):
+        return ge.Unsqueeze(ge.Reshape(ge.Transpose(t, ints([1, 0])), ints([2, 12])), axes=[0])
+
+    graph = build_graph(build, rand(4, 6))
+    folded, unfolded = GeExecutor(graph), GeExecutor(graph, fold=False)
+    assert len(_folds(folded)) == 1
+    contiguous, transposed, offset = rand(4, 6), rand(6, 4).t(), rand(5, 6)[1:]
+    for x in [contiguous, transposed, offset, contiguous, transposed, offset]:
+        [a], [b] = folded.run([x]), unfolded.run([x])
+        assert a.shape == b.shape and a.stride() == b.stride() and torch.equal(a, b)
