@@ -61,8 +61,9 @@ def capabilities() -> list[str]:
 def stream_bytes(kernel: str) -> int:
     """The bytes a call of ``kernel`` (a ``torch.ops.airfuse_cpu`` kernel's name) moves (inputs and
     outputs) from which the AVX2 and AVX512 variants write its outputs with streaming (non-temporal)
-    stores, past the caches (csrc/cpu/vec_io.h): rope's kernels from lower sizes than the others
-    (kRopeStreamBytes and kRopeBackwardStreamBytes, csrc/cpu/kernels.h)."""
+    stores, past the caches (csrc/cpu/vec_io.h): rope's and rms_norm's backward kernels from lower
+    sizes than the others (kRopeStreamBytes, kRopeBackwardStreamBytes, kNormBackwardStreamBytes:
+    csrc/cpu/kernels.h)."""
     return _native_control("stream_bytes")(kernel)
 
 

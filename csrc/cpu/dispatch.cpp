@@ -100,8 +100,8 @@ std::vector<std::string> capabilities() {
   return names;
 }
 
-// The bytes from which `kernel`'s calls stream their stores: rope's and rope_backward's own sizes,
-// kStreamBytes for the others (kernels.h).
+// The bytes from which `kernel`'s calls stream their stores: rope's, rope_backward's and rms_norm's
+// backward kernels' own sizes, kStreamBytes for the others (kernels.h).
 int64_t stream_bytes(c10::string_view kernel) {
   std::vector<std::string> names;
 #define AIRFUSE_CPU_KERNEL_NAME(name, result, parameters, arguments) names.emplace_back(#name);
@@ -109,7 +109,10 @@ int64_t stream_bytes(c10::string_view kernel) {
 #undef AIRFUSE_CPU_KERNEL_NAME
   TORCH_CHECK(std::find(names.begin(), names.end(), kernel) != names.end(),
               "airfuse CPU kernels: stream_bytes: no kernel named '", std::string(kernel), "' (kernels: ", c10::Join(", ", names), ")");
-  return kernel == "rope" ? kRopeStreamBytes : kernel == "rope_backward" ? kRopeBackwardStreamBytes : kStreamBytes;
+  if (kernel == "rope") return kRopeStreamBytes;
+  if (kernel == "rope_backward") return kRopeBackwardStreamBytes;
+  if (kernel == "rms_norm_backward" || kernel == "rms_norm_backward_add") return kNormBackwardStreamBytes;
+  return kStreamBytes;
 }
 
 void set_capability(c10::string_view requested) {

@@ -61,6 +61,16 @@ constexpr int64_t kRopeStreamBytes = int64_t(64) << 20;
 // cache for the op that reads it next.
 constexpr int64_t kRopeBackwardStreamBytes = int64_t(32) << 20;
 
+// rms_norm_backward and rms_norm_backward_add stream from 64 MB (rms_norm_backward_add at bfloat16
+// 2048 x 4096), as rope_backward from 32 MB (above) for the same reason, dx's block rarely being in
+// cache. Streaming / normal, 1 thread, through autograd (add_rms_norm's backward), alternating each
+// round in one process (21 rounds, thread CPU time, load 40-50): bfloat16 2048, 64 MB, 0.91 after
+// a forward (cpu_ops.py's pattern) and 0.91 in a loop; earlier runs of 7-11 rounds 0.83-0.90 after
+// a forward, 0.84-1.06 in a loop. Smaller calls lost or broke even: rms_norm_backward bfloat16
+// 2048 (48 MB) 0.99 and 1.04, 1024 (24 MB) 1.07 and 1.03; rms_norm_backward_add 1024 (32 MB) 1.00
+// and 1.08.
+constexpr int64_t kNormBackwardStreamBytes = int64_t(64) << 20;
+
 // One variant's kernels.
 struct Kernels {
 #define AIRFUSE_CPU_KERNEL_POINTER(name, result, parameters, arguments) result(*name) parameters;
