@@ -58,11 +58,13 @@ def capabilities() -> list[str]:
     return list(_native_control("capabilities")())
 
 
-def stream_bytes() -> int:
-    """The bytes a kernel call moves (inputs and outputs) from which the AVX2 and AVX512 variants
-    write its outputs with streaming (non-temporal) stores, past the caches (csrc/cpu/vec_io.h); rope's
-    kernels stream from a lower size (kRopeStreamBytes, csrc/cpu/kernels.h)."""
-    return _native_control("stream_bytes")()
+def stream_bytes(kernel: str) -> int:
+    """The bytes a call of ``kernel`` (a ``torch.ops.airfuse_cpu`` kernel's name) moves (inputs and
+    outputs) from which the AVX2 and AVX512 variants write its outputs with streaming (non-temporal)
+    stores, past the caches (csrc/cpu/vec_io.h): rope's and rms_norm's backward kernels from lower
+    sizes than the others (kRopeStreamBytes, kRopeBackwardStreamBytes, kNormBackwardStreamBytes:
+    csrc/cpu/kernels.h)."""
+    return _native_control("stream_bytes")(kernel)
 
 
 @contextlib.contextmanager

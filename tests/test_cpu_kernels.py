@@ -246,14 +246,14 @@ _PIECES = 2
 
 def _streaming_inputs(op, combo):
     """_inputs of op at [rows, 8, 1030] tensors, and rows: rows such that the tensors that have
-    them (the kernels count those) make 1.05 stream_bytes(), so a call on them streams and one on
+    them (the kernels count those) make 1.05 stream_bytes(op.name), so a call on them streams and one on
     a piece of _PIECES does not. Rows of 1030 start at every alignment (as do swiglu's halves and
     rope's second halves) and end in a partial block; a few NaN inputs send bfloat16 blocks
     through the NaN rounding path."""
     shape = lambda rows: (rows, 8, 1030)  # noqa: E731
     probe = _inputs(op, combo, shape(2), _pooled)
     tensors = [t for t in (*probe.values(), *_call(op, probe)) if isinstance(t, torch.Tensor) and t.shape[0] == 2]
-    rows = math.ceil(1.05 * cpu_kernels.stream_bytes() / (sum(t.nbytes for t in tensors) / 2))
+    rows = math.ceil(1.05 * cpu_kernels.stream_bytes(op.name) / (sum(t.nbytes for t in tensors) / 2))
     inputs = _inputs(op, combo, shape(rows), _pooled)
     next(v for v in inputs.values() if isinstance(v, torch.Tensor)).view(-1)[::99_991] = float("nan")
     return inputs, rows
@@ -274,7 +274,7 @@ def _assert_streamed_rows_equal_pieces(call, inputs, rows, what):
 
 @pytest.mark.parametrize("op_name", sorted(ALL_OPS))
 def test_calls_above_the_streaming_size_give_the_same_bits(op_name):
-    """A call moving stream_bytes() or more writes its outputs with streaming stores on AVX2 and
+    """A call moving stream_bytes(op_name) or more writes its outputs with streaming stores on AVX2 and
     AVX512 (full vectors at aligned addresses, the rest normal stores: csrc/cpu/vec_io.h; the
     activations in float32 only), which must change no bit: its rows must equal the same rows
     computed by calls below that size, in every output dtype."""

@@ -5,7 +5,8 @@
 //    inductor's use; the highest variant below it if that one was not built;
 //  - torch.ops.airfuse_cpu.set_capability(name) switches (airfuse.cpu_kernels.use_capability),
 //    refusing a variant this build lacks or this CPU cannot run.
-// torch.ops.airfuse_cpu.stream_bytes() gives the size from which calls stream their stores (kernels.h).
+// torch.ops.airfuse_cpu.stream_bytes(kernel) gives the size from which a kernel's calls stream their
+// stores (kernels.h).
 // Compiled without any instruction-set flag: it runs on every CPU of the architecture.
 #include <ATen/Version.h>
 #include <torch/library.h>
@@ -99,6 +100,21 @@ std::vector<std::string> capabilities() {
   return names;
 }
 
+// The bytes from which `kernel`'s calls stream their stores: rope's, rope_backward's and rms_norm's
+// backward kernels' own sizes, kStreamBytes for the others (kernels.h).
+int64_t stream_bytes(c10::string_view kernel) {
+  std::vector<std::string> names;
+#define AIRFUSE_CPU_KERNEL_NAME(name, result, parameters, arguments) names.emplace_back(#name);
+  AIRFUSE_CPU_KERNELS(AIRFUSE_CPU_KERNEL_NAME)
+#undef AIRFUSE_CPU_KERNEL_NAME
+  TORCH_CHECK(std::find(names.begin(), names.end(), kernel) != names.end(),
+              "airfuse CPU kernels: stream_bytes: no kernel named '", std::string(kernel), "' (kernels: ", c10::Join(", ", names), ")");
+  if (kernel == "rope") return kRopeStreamBytes;
+  if (kernel == "rope_backward") return kRopeBackwardStreamBytes;
+  if (kernel == "rms_norm_backward" || kernel == "rms_norm_backward_add") return kNormBackwardStreamBytes;
+  return kStreamBytes;
+}
+
 void set_capability(c10::string_view requested) {
   std::string name(requested);
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
@@ -129,7 +145,7 @@ TORCH_LIBRARY_FRAGMENT(airfuse_cpu, m) {
   m.def("capability() -> str", &capability);
   m.def("capabilities() -> str[]", &capabilities);
   m.def("set_capability(str name) -> ()", &set_capability);
-  m.def("stream_bytes() -> int", [] { return kStreamBytes; });
+  m.def("stream_bytes(str kernel) -> int", &stream_bytes);
 }
 
 TORCH_LIBRARY_IMPL(airfuse_cpu, CPU, m) {

@@ -39,14 +39,37 @@ using Tensors3 = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
 
 // The bytes a call moves (its inputs and outputs) from which it writes its outputs with streaming
 // stores, on the variants that have them (vec_io.h, where the measurements are). Here, outside
-// the variants, for torch.ops.airfuse_cpu.stream_bytes() (the tests size their calls from it).
+// the variants, for torch.ops.airfuse_cpu.stream_bytes(kernel) (the tests size their calls from it).
 constexpr int64_t kStreamBytes = int64_t(96) << 20;
-// rope and rope_backward stream from 64 MB: their rows hop between heads (rope.cpp's tiles), and
+// rope streams from 64 MB: its rows hop between heads (rope.cpp's tiles), and
 // at 64 MB (float32 2048 tokens, bfloat16 4096, x [1, 32, tokens, 128]) streaming took 0.72-0.77 of
 // the normal stores' time (vec_io.h), where rms_norm's rows lost; measured again (1 thread, in
 // one process, forward and backward): 0.65-0.82, and 0.72-0.74 with old and new calls alternating
-// (float32 2048). At 32 MB (bfloat16 2048) it lost as often as it won.
+// (float32 2048). At 32 MB (bfloat16 2048) it lost as often as it won; the forward, timed in a loop
+// as cpu_ops.py does (its output block freed and handed back, in cache, each call), took 1.3-1.4x as
+// long streaming (cpu_ops.py --ops rope --clock cpu, load 15-25: 2218-2502 vs 1667-1740 us).
 constexpr int64_t kRopeStreamBytes = int64_t(64) << 20;
+// rope_backward streams from 32 MB (bfloat16 2048 tokens): its dx goes to whichever block the
+// allocator hands out while the forward's activations are still alive (as in training, and in
+// cpu_ops.py, which keeps the forward's output until the next forward), a block not just written,
+// so a normal store first reads each line from memory. Streaming / normal at 32 MB, 1 thread,
+// through autograd after a forward as cpu_ops.py times it: 0.79 (bfloat16 2048) and 0.74 (float32
+// 1024) in one process, the two alternating each round (21-30 rounds, thread CPU time, load
+// 40-50); cpu_ops.py --ops rope --clock cpu rows (load 15-25): 2543-2834 vs 2714-3490 us. Called
+// in a loop (dx's block freed and handed back each call) 0.92 and 0.99 at load 40-50. At 16 MB
+// (bfloat16 1024) after a forward 0.77, in a loop 1.02: not taken, a streamed dx being out of
+// cache for the op that reads it next.
+constexpr int64_t kRopeBackwardStreamBytes = int64_t(32) << 20;
+
+// rms_norm_backward and rms_norm_backward_add stream from 64 MB (rms_norm_backward_add at bfloat16
+// 2048 x 4096), as rope_backward from 32 MB (above) for the same reason, dx's block rarely being in
+// cache. Streaming / normal, 1 thread, through autograd (add_rms_norm's backward), alternating each
+// round in one process (21 rounds, thread CPU time, load 40-50): bfloat16 2048, 64 MB, 0.91 after
+// a forward (cpu_ops.py's pattern) and 0.91 in a loop; earlier runs of 7-11 rounds 0.83-0.90 after
+// a forward, 0.84-1.06 in a loop. Smaller calls lost or broke even: rms_norm_backward bfloat16
+// 2048 (48 MB) 0.99 and 1.04, 1024 (24 MB) 1.07 and 1.03; rms_norm_backward_add 1024 (32 MB) 1.00
+// and 1.08.
+constexpr int64_t kNormBackwardStreamBytes = int64_t(64) << 20;
 
 // One variant's kernels.
 struct Kernels {

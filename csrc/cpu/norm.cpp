@@ -308,7 +308,7 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& dy_in, const at::T
           for (int64_t r = begin + 1; r < end; ++r) sum = row_sum<M>(d, term_of(r), dx_of(r - 1, sum, row_after(r, end), r));
           for_each_block<M>(d, dx_of(end - 1, sum, end - 1, end - 1));
         }
-      });
+      }, kNormBackwardStreamBytes);
     };
     with_same_or_math<T>(gamma.scalar_type(), [&](auto g) {
       residual.defined() ? run(std::true_type{}, g) : run(std::false_type{}, g);

@@ -155,7 +155,7 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
       const int64_t ahead = order.shared > 1 ? order.inner * row_bytes : kPrefetchAhead;
       const int64_t rows_per_tile = order.shared * std::min(order.inner, RowOrder::kTileRows);
       // The bytes moved: x and y (the tables, broadcast over heads in the usual layout, are small beside
-      // them); streamed from kRopeStreamBytes (kernels.h).
+      // them); streamed from kRopeStreamBytes, or kRopeBackwardStreamBytes for the backward (kernels.h).
       const int64_t grain = std::max<int64_t>(1, grain_in_rows(d) / rows_per_tile);
       parallel_for_streaming(0, order.tiles(), grain, 2 * x.nbytes(), [&](int64_t begin, int64_t end, auto stream) {
         constexpr bool kStream = decltype(stream)::value;
@@ -179,7 +179,7 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
             }
           }
         }
-      }, kRopeStreamBytes);
+      }, kBackward ? kRopeBackwardStreamBytes : kRopeStreamBytes);
     });
   });
   return y;
