@@ -10,9 +10,21 @@ and bfloat16, in one process with interleaved rounds (median per-call time):
   inductor  torch.compile (inductor) of the hf composite, the token dim marked dynamic so each op
             and dtype compiles once for 128..8192 tokens (1 token compiles separately)
   clone     x.clone() of the op's largest input: the bandwidth reference (airfuse's kernels stream
-            the stores of calls moving 96 MB or more, csrc/cpu/vec_io.h, and can exceed it: of_clone > 1)
+            the stores of large calls, csrc/cpu/vec_io.h and kernels.h, and can exceed it: of_clone > 1)
 Backward times autograd.grad alone (each forward runs untimed before it). GB/s counts each tensor
-the airfuse kernel must read or write once. Ratios are airfuse time / other time (< 1: airfuse is
+the airfuse kernel must read or write once.
+
+The clone is timed the way the row times airfuse. Forward rows: calls back to back. Backward rows:
+each timed clone after an untimed airfuse forward, the previous forward's output still alive, as
+each timed backward runs. The two differ where the tensors fit in the last-level cache (2048 tokens
+here): back to back, a clone's output block is the one the previous clone just freed, in cache,
+while after a forward the output lands in a block not just written and the forward has swept
+its own inputs and output through the cache (one process, 1 thread, rope bfloat16 2048: 1251 us
+back to back, 2298 after a forward with its output alive; rope_backward called directly in that
+pattern ~2267). So of_clone compares the backward with a copy under the same conditions, and
+of_loop_clone (backward rows) with the back-to-back clone: at 2048 tokens the latter sets a
+cache-resident copy against a backward that cannot be (x, dy, dx and the forward's output do not
+fit together); at 8192 tokens, where nothing stays in cache, the two agree. Ratios are airfuse time / other time (< 1: airfuse is
 faster). The last line is worst_vs_inductor=<x>: the largest airfuse / inductor ratio over every
 row with >= 128 tokens. add has no backward kernel (its gradient is dz twice), so no add bwd row.
 
@@ -241,25 +253,40 @@ def bench_rows(bench: Bench, direction: str, dtype, tokens_list, compiled, round
         else:
             run = lambda fn, calls: _timed_forward(fn, inputs, calls)  # noqa: E731
             moved = nbytes(inputs.values()) + nbytes(reference_out)
-        largest = max(inputs.values(), key=lambda t: t.numel())
-        times, faults = _measure_with_clone(candidates, run, largest, rounds, target_s)
+        largest = max(inputs.values(), key=lambda t: t.numel()).detach()
+        clones = {"clone": _timed_clones(largest)}
+        if backward:
+            clones = {"clone": _timed_clones_after_forward(bench.airfuse, inputs, largest), "loop_clone": clones["clone"]}
+        times, faults = measure({**candidates, **clones}, lambda fn, calls: fn(calls) if fn in clones.values() else run(fn, calls),
+                                rounds, target_s)
         yield tokens, moved, largest, times, faults
 
 
-def _measure_with_clone(candidates, run, largest, rounds, target_s):
-    clone = lambda **_: largest.detach().clone()  # noqa: E731
-    both = {**candidates, "clone": clone}
+def _timed_clones(largest):
+    """Clones back to back: (seconds, minor faults) per call."""
+    def run(calls):
+        started = _start()
+        for _ in range(calls):
+            largest.clone()
+        seconds, faults = _elapsed(started)
+        return seconds / calls, faults / calls
+    return run
 
-    def run_any(fn, calls):
-        if fn is clone:
+
+def _timed_clones_after_forward(forward, inputs, largest):
+    """Each clone timed after an untimed forward, the previous forward's output alive while it
+    runs, as _timed_backward times each backward: (seconds, minor faults) per call."""
+    def run(calls):
+        seconds = faults = 0.0
+        out = None
+        for _ in range(calls):
+            out = forward(**inputs)  # noqa: F841  (kept alive until the next forward, as in _timed_backward)
             started = _start()
-            for _ in range(calls):
-                largest.detach().clone()
-            seconds, faults = _elapsed(started)
-            return seconds / calls, faults / calls
-        return run(fn, calls)
-
-    return measure(both, run_any, rounds, target_s)
+            largest.clone()
+            call_seconds, call_faults = _elapsed(started)
+            seconds, faults = seconds + call_seconds, faults + call_faults
+        return seconds / calls, faults / calls
+    return run
 
 
 def main():
@@ -307,7 +334,7 @@ def run(args):
           f"airfuse_cpu={cpu_kernels.capability()} aten_cpu={torch.backends.cpu.get_cpu_capability()} "
           f"malloc={MALLOC_REUSE if args.malloc == 'reuse' else 'system'}")
     header = (f"{'op':<13}{'dir':<4}{'dtype':<9}{'tokens':>6} {'airfuse_us':>11} {'/hf':>6} {'/F':>6} {'/ind':>6} {'GB/s':>7} {'clone_GB/s':>10} "
-              f"{'of_clone':>8} {'flt_af':>7} {'flt_ind':>7} {'flt_cl':>7}")
+              f"{'of_clone':>8} {'of_loop_clone':>13} {'flt_af':>7} {'flt_ind':>7} {'flt_cl':>7}")
     print(header)
     worst = 0.0
     for bench in BENCHES:
@@ -320,8 +347,9 @@ def run(args):
                     ratio = lambda other: f"{t['airfuse'] / t[other]:6.2f}" if other in t else f"{'-':>6}"  # noqa: E731
                     gbps = moved / t["airfuse"] / 1e9
                     clone_gbps = 2 * nbytes([largest]) / t["clone"] / 1e9
+                    of_loop = f"{gbps / (2 * nbytes([largest]) / t['loop_clone'] / 1e9):13.2f}" if "loop_clone" in t else f"{'-':>13}"
                     print(f"{bench.name:<13}{direction:<4}{str(dtype).removeprefix('torch.'):<9}{tokens:>6} {t['airfuse'] * 1e6:11.1f} "
-                          f"{ratio('hf')} {ratio('F')} {ratio('inductor')} {gbps:7.2f} {clone_gbps:10.2f} {gbps / clone_gbps:8.2f} "
+                          f"{ratio('hf')} {ratio('F')} {ratio('inductor')} {gbps:7.2f} {clone_gbps:10.2f} {gbps / clone_gbps:8.2f} {of_loop} "
                           f"{flt['airfuse']:7.0f} {flt['inductor']:7.0f} {flt['clone']:7.0f}", flush=True)
                     if tokens >= 128:
                         worst = max(worst, t["airfuse"] / t["inductor"])
