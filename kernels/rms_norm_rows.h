@@ -21,6 +21,12 @@ namespace airfuse_kernel {
 // 310P: the least y a part of the last step stores (ProcessResident's castLater parts), times
 // the cores launched (which share HBM: a part's store takes its bytes times them over HBM's rate).
 constexpr uint32_t kLaterStoreBytes310p = 16384;
+// A2: the least bytes of a part of a one-step core's load (ProcessResident's firstPart), or of a
+// later part of the last step's y scaled after the store before it, times the cores launched:
+// shorter parts' transfers (37 cycles at 32 KB over 910B's 888.9 B/cycle) do not outlast the
+// other part's vector work, and cost their own barriers (910B2 bf16 rms_norm 128 x 128, 3 rows a
+// core of 256 B: 0.27 us whole, 0.28 in parts).
+constexpr uint32_t kPartBytesA2 = 32768;
 
 template <typename T, typename G, bool kResidual> class RmsNormRows {
 public:
@@ -112,6 +118,7 @@ private:
         // 12 + 10 0.895, 13 + 9 0.899).
         uint32_t one = rows_.count == StepRows(0) ? rows_.count : 0;
         uint32_t firstPart = !mover_.aligned && prefetch && sqApart ? (kResidual ? one * 11 / 20 : one * 2 / 3) : 0;
+        if (uint64_t(rows_.count - firstPart) * t_.numCols * sizeof(T) * GetBlockNum() < kPartBytesA2) firstPart = 0;
         LoadStep(0, firstPart);
         LocalTensor<T> xB, x2B;  // the second part, enqueued once the first is dequeued (queues of depth 1)
         if (firstPart) {
@@ -199,14 +206,19 @@ private:
                 if (!vecRstd || part * d * sizeof(T) * cores < kLaterStoreBytes310p) part = 0;
             } else if (kIsFloat<T>) {
                 part = 0;
-            } else if (n > 1) {
-                // A2: the later half (the larger), or, rstd from the scalar unit, every row but the
-                // first alone (910B2 bf16 rms_norm 128 x 1024, 3 rows a core: 2 + 1 rows 0.630 us,
-                // 1 + 2 0.593, 1 + 1 + 1 0.567: each row's store beside the next row's scaling).
-                part = vecRstd ? n - n / 2 : 1;
             }
-            uint32_t castLater = !more && part ? (mover_.aligned || !vecRstd ? n - part : part) : 0;
-            uint32_t scaleNow = n - castLater;
+            // A2: later rows scaled later too where their store is long enough: the later half (the
+            // larger), or, rstd from the scalar unit, every row but the first alone (910B2 bf16
+            // rms_norm 128 x 1024, 3 rows a core: 2 + 1 rows 0.630 us, 1 + 2 0.593, 1 + 1 + 1 0.567:
+            // each row's store beside the next row's scaling).
+            bool scaleLater = mover_.aligned ? vecRstd : false;
+            uint32_t later = vecRstd ? n - n / 2 : 1;
+            if (!mover_.aligned && part && uint64_t(later) * d * sizeof(T) * cores >= kPartBytesA2) {
+                part = later;
+                scaleLater = true;
+            }
+            uint32_t castLater = !more && part ? (mover_.aligned || (scaleLater && !vecRstd) ? n - part : part) : 0;
+            uint32_t scaleNow = scaleLater ? n - castLater : n;
             for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(sq[i * stride], d);
             RowSums(!mover_.aligned || vecRstd, vecRstd ? RstdVec(0) : red_.Get<float>(), sq, stride, n, span,
                     red_.GetWithOffset<float>(t_.redBytes / 4 - SumsFloats(), SumsFloats() * 4), t_.reduceTmpBytes / sizeof(float),
@@ -234,7 +246,7 @@ private:
                     FromFloat(y, out, width - castLater * stride);
                 }
                 if (!t_.workPair) PipeBarrier<PIPE_V>();  // the next step's first vector op overwrites work_
-                StepOut(x, x2, sum, y, r, done, n, more && !prefetch, false, out, castLater, part, xf, g);
+                StepOut(x, x2, sum, y, r, done, n, more && !prefetch, false, out, castLater, part, scaleLater, xf, g);
                 continue;
             }
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
@@ -257,7 +269,7 @@ private:
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
             WaitFlag<HardEvent::S_V>(eventSV);
-            StepOut(x, x2, sum, y, r, done, n, more && !prefetch, true, w, castLater, part, w, g);
+            StepOut(x, x2, sum, y, r, done, n, more && !prefetch, true, w, castLater, part, scaleLater, w, g);
         }
     }
 
@@ -293,11 +305,12 @@ private:
     // A step's end: frees its inputs, loads the next step (`loadNext`: one buffer per queue) and
     // stores x (kResidual), rstd (A2 when `scalarRstd`, written by the scalar unit; the vector rstd
     // left as soon as computed) and y; y's last `castLater` rows are cast from `out` here, after
-    // its first rows' store is issued, and stored in parts of `part` rows, each scaled first from
-    // `xf` into `out` with gamma `g` (ScaleRows, or ScaleRowsByScalars with `scalarRstd`).
+    // its first rows' store is issued, and stored in parts of `part` rows, each (`scaleLater`)
+    // scaled first from `xf` into `out` with gamma `g` (ScaleRows, or ScaleRowsByScalars with `scalarRstd`).
     __aicore__ inline void StepOut(LocalTensor<T>& x, LocalTensor<T>& x2, LocalTensor<T>& sum, LocalTensor<T>& y, LocalTensor<float>& r,
                                    uint32_t done, uint32_t n, bool loadNext, bool scalarRstd, const LocalTensor<float>& out,
-                                   uint32_t castLater, uint32_t part, const LocalTensor<float>& xf, const LocalTensor<float>& g) {
+                                   uint32_t castLater, uint32_t part, bool scaleLater, const LocalTensor<float>& xf,
+                                   const LocalTensor<float>& g) {
         // 310P's later parts scale from x as float: float32 rows read x itself (or the residual sum).
         bool keepInputs = castLater && mover_.aligned;
         if (!keepInputs) {
@@ -308,30 +321,28 @@ private:
         if constexpr (kResidual) {
             if (!keepInputs) xOutQue_.FreeTensor(sum);
         }
-        // The scalar rstd leaves after the later parts, which write the rest of it.
-        bool rstdOut = !mover_.aligned && scalarRstd;
-        if (castLater == 0) {
-            if (rstdOut) CopyOutRstd(r, done, n, true);
-            return RowsOut(yQue_, y, yGm_, yOut_, done, n);
-        }
+        // The scalar rstd leaves first, or after later parts that are scaled (they write the rest of it).
+        bool rstdLast = !mover_.aligned && scalarRstd && castLater && scaleLater;
+        if (!mover_.aligned && scalarRstd && !rstdLast) CopyOutRstd(r, done, n, true);
+        if (castLater == 0) return RowsOut(yQue_, y, yGm_, yOut_, done, n);
         uint32_t d = t_.numCols, stride = t_.rowStride, first = n - castLater;
         yQue_.EnQue(y);
         y = yQue_.DeQue<T>();
         mover_.RowsOut(yGm_, y, uint64_t(done) * d, first, d, stride);
         for (uint32_t p0 = first; p0 < n; p0 += part) {
             uint32_t m = n - p0 < part ? n - p0 : part;
-            if (scalarRstd) {
+            if (scaleLater && scalarRstd) {
                 ScaleRowsByScalars(out[p0 * stride], xf[p0 * stride], g, r, p0, m, mover_.Span(d), stride);
-            } else {
+            } else if (scaleLater) {
                 ScaleRows(out, xf, g, p0, m, mover_.Span(d), stride);
             }
             if constexpr (!kIsFloat<T>) {
-                PipeBarrier<PIPE_V>();
+                if (scaleLater) PipeBarrier<PIPE_V>();
                 FromFloat(y[p0 * stride], out[p0 * stride], (m - 1) * stride + mover_.Span(d));
             }
             PartOut(yGm_, y, done, p0, m);
         }
-        if (rstdOut) CopyOutRstd(r, done, n, true);
+        if (rstdLast) CopyOutRstd(r, done, n, true);
         if (keepInputs) {
             xQue_.FreeTensor(x);
             if constexpr (kResidual) {
