@@ -21,6 +21,12 @@ namespace airfuse_kernel {
 // 310P: the least y a part of the last step stores (ProcessResident's castLater parts), times
 // the cores launched (which share HBM: a part's store takes its bytes times them over HBM's rate).
 constexpr uint32_t kLaterStoreBytes310p = 16384;
+// A2: the least bytes of a part of a one-step core's load (ProcessResident's firstPart), or of a
+// later part of the last step's y scaled after the store before it, times the cores launched:
+// shorter parts' transfers (37 cycles at 32 KB over 910B's 888.9 B/cycle) do not outlast the
+// other part's vector work, and cost their own barriers (910B2 bf16 rms_norm 128 x 128, 3 rows a
+// core of 256 B: 0.27 us whole, 0.28 in parts).
+constexpr uint32_t kPartBytesA2 = 32768;
 
 template <typename T, typename G, bool kResidual> class RmsNormRows {
 public:
@@ -100,8 +106,28 @@ private:
         LocalTensor<float> g = gammaF_.Get<float>();
         bool prefetch = t_.bufferNum > 1, vecRstd = t_.rstdVecBytes != 0;
         if (vecRstd) BuildRstdTables();
-        LoadStep(0);
-        TEventID gammaIn = LoadGamma(g);
+        // The squares: in work_ over x as float (cast again to scale), or, half/bf16 with UB for
+        // it (the residual form: x2's float buffer, free once added), apart, x as float then
+        // staying in work_ for the scaling (one cast pass and barrier fewer).
+        bool sqApart = !kIsFloat<T> && (kResidual || t_.squaresBytes != 0);
+        // A2, a core of one step whose x as float stays apart from the squares: its rows load in
+        // two parts, one per buffer of each input queue, and the first part is added (kResidual),
+        // cast and squared while the second lands (the load is otherwise exposed whole before
+        // any vector work). The first part as long as its work still ends about when the second
+        // lands (benchmarks/kernel_time.py, 910B2 bf16 1024 x 128, 22 rows a core): two thirds of
+        // the rows (a cast and a square; rms_norm 11 + 11 rows 0.643 us, 14 + 8 0.636), 11/20 with
+        // the residual add's four more passes and the second input (add_rms_norm 11 + 11 0.901,
+        // 12 + 10 0.895, 13 + 9 0.899).
+        uint32_t one = rows_.count == StepRows(0) ? rows_.count : 0;
+        uint32_t firstPart = !mover_.aligned && prefetch && sqApart ? (kResidual ? one * 11 / 20 : one * 2 / 3) : 0;
+        if (uint64_t(rows_.count - firstPart) * t_.numCols * sizeof(T) * GetBlockNum() < kPartBytesA2) firstPart = 0;
+        LoadStep(0, firstPart);
+        LocalTensor<T> xB, x2B;  // the second part, enqueued once the first is dequeued (queues of depth 1)
+        if (firstPart) {
+            xB = RowsIn(xQue_, xGm_, firstPart, rows_.count - firstPart, false);
+            if constexpr (kResidual) x2B = RowsIn(x2Que_, x2Gm_, firstPart, rows_.count - firstPart, false);
+        }
+        TEventID gammaIn{};
         for (uint32_t done = 0, n = 0, step = 0; done < rows_.count; done += n, ++step) {
             n = StepRows(done);
             // Ops over the step's rows at once cover n * stride elements (the padding between
@@ -111,33 +137,67 @@ private:
             LocalTensor<T> x = xQue_.DeQue<T>();
             LocalTensor<T> x2, sum;
             if constexpr (kResidual) x2 = x2Que_.DeQue<T>();
+            if (done == 0) {
+                if (firstPart) {
+                    xQue_.EnQue(xB);
+                    if constexpr (kResidual) x2Que_.EnQue(x2B);
+                }
+                gammaIn = LoadGamma(g);  // after the second part's flags, which would otherwise wait for it too
+            }
             // Two buffers per queue: the next step's rows load while this one is computed.
             if (prefetch && more) LoadStep(done + n);
             // Steps alternate between work_'s halves when it has two: a step's first vector op
             // then writes the half the last step did not read, and no barrier ends a step.
             LocalTensor<float> w = work_.GetWithOffset<float>(t_.workCols, t_.workPair && step % 2 ? t_.workCols * 4 : 0);
-            if constexpr (kResidual) {
-                sum = xOutQue_.AllocTensor<T>();
-                for (uint32_t i = 0; i < n; i += together) AddRounded(sum[i * stride], x[i * stride], x2[i * stride], width, w);
-                RowsOutKeep(xOutQue_, sum, xOutGm_, xOut_, done, n);
-            }
+            if constexpr (kResidual) sum = xOutQue_.AllocTensor<T>();
             const LocalTensor<T>& normed = kResidual ? sum : x;
+            LocalTensor<float> sq = w;
+            if (sqApart) sq = kResidual ? work2_.Get<float>() : squares_.Get<float>();
+            // The step's parts (firstPart: two, each in its own buffer, the second freed once
+            // squared), each added and its x stored (kResidual), then cast and squared.
+            for (uint32_t r0 = 0, m = 0; r0 < n; r0 += m) {
+                m = r0 == 0 && done == 0 && firstPart ? firstPart : n - r0;
+                // A part before the last also covers its last row's padding: the step's later ops
+                // (the scaling, the cast back) run over its rows' padding too, as one width.
+                uint32_t widthPart = mover_.natural ? span : (r0 + m < n ? m * stride : (m - 1) * stride + span);
+                LocalTensor<T> xp = x, x2p = x2;
+                if (r0) {
+                    xp = xQue_.DeQue<T>();
+                    if constexpr (kResidual) x2p = x2Que_.DeQue<T>();
+                }
+                if constexpr (kResidual) {
+                    for (uint32_t i = 0; i < m; i += together)
+                        AddRounded(sum[(r0 + i) * stride], xp[i * stride], x2p[i * stride], widthPart, w[(r0 + i) * stride], (r0 + i) * stride);
+                    if (r0) {
+                        PartOut(xOutGm_, sum, done, r0, m);
+                    } else {
+                        RowsOutKeep(xOutQue_, sum, xOutGm_, xOut_, done, m);
+                    }
+                }
+                LocalTensor<T> normedPart = kResidual ? sum[r0 * stride] : xp;
+                for (uint32_t i = 0; i < m; i += together) {
+                    LocalTensor<float> xf = AsFloat(normedPart[i * stride], w[(r0 + i) * stride], widthPart);
+                    Mul(sq[(r0 + i) * stride], xf, xf, widthPart);
+                }
+                if (r0) {
+                    xQue_.FreeTensor(xp);
+                    if constexpr (kResidual) x2Que_.FreeTensor(x2p);
+                }
+            }
+            PipeBarrier<PIPE_V>();
             LocalTensor<T> y = yQue_.AllocTensor<T>();
             LocalTensor<float> r;
             if (!mover_.aligned) r = rstdQue_.AllocTensor<float>();
             // The vector rstd: epsilon under the packed sums' Axpy (VectorRstd); on A2 in the Brcb
             // part (the last step's ScaleRows read it before the barrier between its two MulRows).
             if (vecRstd) Duplicate(RstdEpsilon(RoundUpTo(n, 8)), t_.epsilon, int32_t(RoundUpTo(n, 8)));
-            // The squares: in work_ over x as float (cast again to scale), or, half/bf16 with UB
-            // for it (the residual form: x2's float buffer, free once added), apart, x as float
-            // then staying in work_ for the scaling (one cast pass and barrier fewer).
-            LocalTensor<float> sq = w;
-            bool sqApart = false;
             // The last step's y is stored in parts, its last castLater rows (in parts of `part`
             // rows) after the first part's store has started: that store is the launch's last
             // transfer. A2 (half/bf16): half the rows cast later (benchmarks/kernel_time.py:
-            // 910B3 rms_norm 4096 x 128 bf16, two steps of 52 rows, 1.74 -> 1.71 us). 310P (vector
-            // rstd): also scaled later (two Muls and the cast), in quarters or else halves whose
+            // 910B3 rms_norm 4096 x 128 bf16, two steps of 52 rows, 1.74 -> 1.71 us), and scaled
+            // later (rstd's Muls, gamma's Mul: the first part's store starts that much sooner;
+            // 910B2 bf16 rms_norm 1024 x 128 0.667 -> 0.643 us). 310P (vector rstd): also scaled
+            // later (two Muls and the cast), in quarters or else halves whose
             // store (times the cores, kLaterStoreBytes310p: 80 cycles) outlasts the next part's
             // scaling and barriers (310P rms_norm half on 8 cores, 128 x 1024: halves 3.58 ->
             // 3.39 us, quarters 3.29; 16 x 128 on 2 cores, halves of 1 KB: 0.60 -> 0.64; 16 x 1024
@@ -149,17 +209,18 @@ private:
             } else if (kIsFloat<T>) {
                 part = 0;
             }
-            uint32_t castLater = !more && part ? (mover_.aligned ? n - part : part) : 0;
-            uint32_t scaleNow = mover_.aligned ? n - castLater : n;
-            if constexpr (!kIsFloat<T>) {
-                sqApart = kResidual || t_.squaresBytes != 0;
-                if (sqApart) sq = kResidual ? work2_.Get<float>() : squares_.Get<float>();
+            // A2: later rows scaled later too where their store is long enough: the later half (the
+            // larger), or, rstd from the scalar unit, every row but the first alone (910B2 bf16
+            // rms_norm 128 x 1024, 3 rows a core: 2 + 1 rows 0.630 us, 1 + 2 0.593, 1 + 1 + 1 0.567:
+            // each row's store beside the next row's scaling).
+            bool scaleLater = mover_.aligned ? vecRstd : false;
+            uint32_t later = vecRstd ? n - n / 2 : 1;
+            if (!mover_.aligned && part && uint64_t(later) * d * sizeof(T) * cores >= kPartBytesA2) {
+                part = later;
+                scaleLater = true;
             }
-            for (uint32_t i = 0; i < n; i += together) {
-                LocalTensor<float> xf = AsFloat(normed[i * stride], w[i * stride], width);
-                Mul(sq[i * stride], xf, xf, width);
-            }
-            PipeBarrier<PIPE_V>();
+            uint32_t castLater = !more && part ? (mover_.aligned || (scaleLater && !vecRstd) ? n - part : part) : 0;
+            uint32_t scaleNow = scaleLater ? n - castLater : n;
             for (uint32_t i = 0; i < n; ++i) mover_.ZeroRepeat(sq[i * stride], d);
             RowSums(!mover_.aligned || vecRstd, vecRstd ? RstdVec(0) : red_.Get<float>(), sq, stride, n, span,
                     red_.GetWithOffset<float>(t_.redBytes / 4 - SumsFloats(), SumsFloats() * 4), t_.reduceTmpBytes / sizeof(float),
@@ -176,7 +237,10 @@ private:
                 }
                 if (done == 0) GammaAsFloat(g, gammaIn);  // VectorRstd's first barrier follows
                 VectorRstd(r, n);
-                // 310P: the launch's last rstd values leave now, beside the vector work, not behind y's last store.
+                // A2: rstd leaves now, beside the scaling (MTE3 idle until y's first part), not ahead
+                // of y (910B2 add_rms_norm 1024 x 128 bf16: 0.895 -> 0.892 us). 310P: the launch's
+                // last rstd values leave now, beside the vector work, not behind y's last store.
+                if (!mover_.aligned) CopyOutRstd(r, done, n, false);
                 if (mover_.aligned && !more && n % 8 == 0) rstdOut_.Finish();
                 ScaleRows(out, xf, g, 0, scaleNow, span, stride);
                 if constexpr (!kIsFloat<T>) {
@@ -184,7 +248,7 @@ private:
                     FromFloat(y, out, width - castLater * stride);
                 }
                 if (!t_.workPair) PipeBarrier<PIPE_V>();  // the next step's first vector op overwrites work_
-                StepOut(x, x2, sum, y, r, done, n, more && !prefetch, false, out, castLater, part, xf, g);
+                StepOut(x, x2, sum, y, r, done, n, more && !prefetch, false, out, castLater, part, scaleLater, xf, g);
                 continue;
             }
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
@@ -195,17 +259,7 @@ private:
                 LocalTensor<float> xf = sqApart ? w[i * stride] : AsFloat(normed[i * stride], w[i * stride], width);
                 LocalTensor<float> out = w[i * stride];
                 if constexpr (kIsFloat<T>) out = y[i * stride];
-                for (uint32_t j = i; j < i + together; ++j) {
-                    float rv = Rstd(red_.Get<float>().GetValue(j * kSumStride));
-                    Muls(out[(j - i) * stride], xf[(j - i) * stride], rv, span);
-                    if (mover_.aligned) {
-                        rstdOut_.Put(rv);
-                    } else {
-                        r.SetValue(j, rv);
-                    }
-                }
-                PipeBarrier<PIPE_V>();
-                for (uint32_t j = 0; j < together; ++j) Mul(out[j * stride], out[j * stride], g, span);
+                ScaleRowsByScalars(out, xf, g, r, i, i + together > scaleNow ? scaleNow - i : together, span, stride);
                 if constexpr (!kIsFloat<T>) {
                     PipeBarrier<PIPE_V>();
                     FromFloat(y[i * stride], out, width - castLater * stride);
@@ -217,7 +271,7 @@ private:
             int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);  // the next step's sums overwrite what S read
             SetFlag<HardEvent::S_V>(eventSV);
             WaitFlag<HardEvent::S_V>(eventSV);
-            StepOut(x, x2, sum, y, r, done, n, more && !prefetch, true, w, castLater, part, w, g);
+            StepOut(x, x2, sum, y, r, done, n, more && !prefetch, true, w, castLater, part, scaleLater, w, g);
         }
     }
 
@@ -251,12 +305,14 @@ private:
     }
 
     // A step's end: frees its inputs, loads the next step (`loadNext`: one buffer per queue) and
-    // stores x (kResidual), rstd (A2; `scalarRstd`: written by the scalar unit) and y; y's last
-    // `castLater` rows are cast from `out` here, after its first rows' store is issued, and stored
-    // in parts of `part` rows (310P: scaled from `xf` into `out` first, by ScaleRows with gamma `g`).
+    // stores x (kResidual), rstd (A2 when `scalarRstd`, written by the scalar unit; the vector rstd
+    // left as soon as computed) and y; y's last `castLater` rows are cast from `out` here, after
+    // its first rows' store is issued, and stored in parts of `part` rows, each (`scaleLater`)
+    // scaled first from `xf` into `out` with gamma `g` (ScaleRows, or ScaleRowsByScalars with `scalarRstd`).
     __aicore__ inline void StepOut(LocalTensor<T>& x, LocalTensor<T>& x2, LocalTensor<T>& sum, LocalTensor<T>& y, LocalTensor<float>& r,
                                    uint32_t done, uint32_t n, bool loadNext, bool scalarRstd, const LocalTensor<float>& out,
-                                   uint32_t castLater, uint32_t part, const LocalTensor<float>& xf, const LocalTensor<float>& g) {
+                                   uint32_t castLater, uint32_t part, bool scaleLater, const LocalTensor<float>& xf,
+                                   const LocalTensor<float>& g) {
         // 310P's later parts scale from x as float: float32 rows read x itself (or the residual sum).
         bool keepInputs = castLater && mover_.aligned;
         if (!keepInputs) {
@@ -267,7 +323,9 @@ private:
         if constexpr (kResidual) {
             if (!keepInputs) xOutQue_.FreeTensor(sum);
         }
-        if (!mover_.aligned) CopyOutRstd(r, done, n, scalarRstd);
+        // The scalar rstd leaves first, or after later parts that are scaled (they write the rest of it).
+        bool rstdLast = !mover_.aligned && scalarRstd && castLater && scaleLater;
+        if (!mover_.aligned && scalarRstd && !rstdLast) CopyOutRstd(r, done, n, true);
         if (castLater == 0) return RowsOut(yQue_, y, yGm_, yOut_, done, n);
         uint32_t d = t_.numCols, stride = t_.rowStride, first = n - castLater;
         yQue_.EnQue(y);
@@ -275,16 +333,18 @@ private:
         mover_.RowsOut(yGm_, y, uint64_t(done) * d, first, d, stride);
         for (uint32_t p0 = first; p0 < n; p0 += part) {
             uint32_t m = n - p0 < part ? n - p0 : part;
-            if (mover_.aligned) ScaleRows(out, xf, g, p0, m, mover_.Span(d), stride);
+            if (scaleLater && scalarRstd) {
+                ScaleRowsByScalars(out[p0 * stride], xf[p0 * stride], g, r, p0, m, mover_.Span(d), stride);
+            } else if (scaleLater) {
+                ScaleRows(out, xf, g, p0, m, mover_.Span(d), stride);
+            }
             if constexpr (!kIsFloat<T>) {
-                if (mover_.aligned) PipeBarrier<PIPE_V>();
+                if (scaleLater) PipeBarrier<PIPE_V>();
                 FromFloat(y[p0 * stride], out[p0 * stride], (m - 1) * stride + mover_.Span(d));
             }
-            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-            SetFlag<HardEvent::V_MTE3>(eventVMTE3);
-            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
-            mover_.RowsOut(yGm_, y[p0 * stride], uint64_t(done + p0) * d, m, d, stride);
+            PartOut(yGm_, y, done, p0, m);
         }
+        if (rstdLast) CopyOutRstd(r, done, n, true);
         if (keepInputs) {
             xQue_.FreeTensor(x);
             if constexpr (kResidual) {
@@ -355,6 +415,24 @@ private:
         Brcb(RstdVec(2), r, uint8_t(CeilDivU(n, 8)), BrcbRepeatParams(1, 8));
         PipeBarrier<PIPE_V>();
 #endif
+    }
+
+    // Rows first .. first + n of the step scaled with rstd from the scalar unit: out = xf * rstd *
+    // gamma (out and xf at row `first`, rows `stride` floats apart), each row's rstd computed from
+    // its sum in red_ (after the caller's V -> S wait) and kept for GM (rstdOut_'s stage on 310P, else r).
+    __aicore__ inline void ScaleRowsByScalars(const LocalTensor<float>& out, const LocalTensor<float>& xf, const LocalTensor<float>& g,
+                                              LocalTensor<float>& r, uint32_t first, uint32_t n, uint32_t span, uint32_t stride) {
+        for (uint32_t j = 0; j < n; ++j) {
+            float rv = Rstd(red_.Get<float>().GetValue((first + j) * kSumStride));
+            Muls(out[j * stride], xf[j * stride], rv, span);
+            if (mover_.aligned) {
+                rstdOut_.Put(rv);
+            } else {
+                r.SetValue(first + j, rv);
+            }
+        }
+        PipeBarrier<PIPE_V>();
+        for (uint32_t j = 0; j < n; ++j) Mul(out[j * stride], out[j * stride], g, span);
     }
 
     // out = xf * rstd * gamma for rows first .. first + n, `stride` floats apart (rstd: row i's block of RstdVec(2)).
@@ -550,17 +628,21 @@ private:
     // red_ holds every row's sum of squares (kSumStride apart), then RowSums' scratch.
     __aicore__ inline uint32_t SumsFloats() const { return t_.rowsPerLoop * kSumStride; }
 
-    // Issues the loads of the step starting at row `first` of this core (x, and x2 with kResidual).
-    __aicore__ inline void LoadStep(uint32_t first) {
-        uint32_t n = StepRows(first);
+    // Issues the loads of the step starting at row `first` of this core (x, and x2 with kResidual):
+    // its `rows` rows, 0 = StepRows(first).
+    __aicore__ inline void LoadStep(uint32_t first, uint32_t rows = 0) {
+        uint32_t n = rows ? rows : StepRows(first);
         RowsIn(xQue_, xGm_, first, n);
         if constexpr (kResidual) RowsIn(x2Que_, x2Gm_, first, n);
     }
 
-    __aicore__ inline void RowsIn(TQue<QuePosition::VECIN, 1>& que, const GlobalTensor<T>& gm, uint32_t first, uint32_t n) {
+    // Issues the copy of rows first .. first + n into a buffer of `que`, enqueued unless not `enqueue`.
+    __aicore__ inline LocalTensor<T> RowsIn(TQue<QuePosition::VECIN, 1>& que, const GlobalTensor<T>& gm, uint32_t first, uint32_t n,
+                                            bool enqueue = true) {
         LocalTensor<T> x = que.AllocTensor<T>();
         mover_.RowsIn(x, gm, uint64_t(first) * t_.numCols, n, t_.numCols, t_.rowStride);
-        que.EnQue(x);
+        if (enqueue) que.EnQue(x);
+        return x;
     }
 
     // Stores n rows computed into `rows` (a buffer of `que`, which it frees), through `stream` on
@@ -586,13 +668,23 @@ private:
         }
     }
 
-    // sum = x1 + x2 in float32 (x1 as float into `a`, a part of work_), rounded once to T (the residual stream's dtype).
+    // Stores rows first .. first + n of `rows` (vector-written rows of this core's step at row
+    // `done`, a buffer already dequeued once), after the vector work so far.
+    __aicore__ inline void PartOut(const GlobalTensor<T>& gm, const LocalTensor<T>& rows, uint32_t done, uint32_t first, uint32_t n) {
+        int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+        WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+        mover_.RowsOut(gm, rows[first * t_.rowStride], uint64_t(done + first) * t_.numCols, n, t_.numCols, t_.rowStride);
+    }
+
+    // sum = x1 + x2 in float32 (x1 as float into `a`, a part of work_; x2 as float into work2_
+    // from element `at`, the same rows' place there), rounded once to T (the residual stream's dtype).
     __aicore__ inline void AddRounded(const LocalTensor<T>& sum, const LocalTensor<T>& x1, const LocalTensor<T>& x2, uint32_t n,
-                                      const LocalTensor<float>& a) {
+                                      const LocalTensor<float>& a, uint32_t at = 0) {
         if constexpr (kIsFloat<T>) {
             Add(sum, x1, x2, n);
         } else {
-            LocalTensor<float> b = work2_.Get<float>();
+            LocalTensor<float> b = work2_.Get<float>()[at];
             Cast(a, x1, RoundMode::CAST_NONE, n);
             Cast(b, x2, RoundMode::CAST_NONE, n);
             PipeBarrier<PIPE_V>();

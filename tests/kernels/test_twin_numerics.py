@@ -168,6 +168,27 @@ def test_310p_step_shapes(rows, cols, dtype, halved):
     check_add_rms_norm(x, x2, gamma, chip="Ascend310P3")
 
 
+# A2 cores of one resident step (rms_norm_rows.h ProcessResident): the rows load in two parts, one
+# per queue buffer, the first added, cast and squared before the second is dequeued (rms_norm two
+# thirds of the rows, add_rms_norm 11/20), and y leaves in parts, each later one scaled after the
+# store before it is issued (vector rstd: halves; scalar rstd: a row each), where those parts move
+# >= 32 KB times the cores (kPartBytesA2). 1024 x 128 (vector rstd: 22 rows a core on 47 cores,
+# loads of 14 + 8 and 12 + 10; 26 on 40), 128 x 1024 (scalar rstd: 3 rows, loads of 2 + 1 and 1 +
+# 2; 4 rows on 32 cores), rows with padding (100 columns, 10 rows: 6 + 4 and 5 + 5), and cores of
+# two rows (1 + 1).
+@pytest.mark.parametrize("chip,rows,cols,dtype", [("Ascend910B2", 1024, 128, torch.bfloat16), ("Ascend910B3", 1024, 128, torch.bfloat16),
+                                                  ("Ascend910B2", 128, 1024, torch.bfloat16), ("Ascend910B3", 128, 1024, torch.float16),
+                                                  ("Ascend910B2", 455, 100, torch.float16), ("Ascend910B2", 96, 1024, torch.bfloat16)], ids=str)
+def test_910b_one_step_parts(chip, rows, cols, dtype):
+    gen = generator()
+    x, x2, gamma = randn((rows, cols), dtype, gen), randn((rows, cols), dtype, gen), randn((cols,), dtype, gen)
+    run = check_rms_norm(x, gamma, chip=chip)
+    per_core = -(-rows // run.block_dim)
+    tile = twin.tiling("rms_norm", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, 0)
+    assert tiling_field(tile.data, "rms_norm", "rowsPerLoop") >= per_core > 1  # one step of two or more rows a core
+    check_add_rms_norm(x, x2, gamma, chip=chip)
+
+
 # Rows whose tiles fit in UB (rms_norm: twice; add_rms_norm: once) but whose float work does not:
 # resident, float work in column chunks (the last one shorter: 16384 = 4 x 3328 + 3072 on 910B).
 # On 910B the chunks' squares accumulate by MulAddDst (dst = src0 * src1 + dst, the last chunk
