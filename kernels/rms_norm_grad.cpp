@@ -948,17 +948,19 @@ private:
     TQue<QuePosition::VECIN, 1> inQue_;
     TQue<QuePosition::VECIN, 1> rstdQue_;
     TQue<QuePosition::VECIN, 1> gQue_;
-    TBuf<TPosition::VECCALC> gammaRow_;  // splitAcc: gamma whole, in its dtype
+    // Buffers GM loads land in are VECIN (the copy docs' data paths, twin/README.md): gamma and
+    // its stages (acc_, Partials()), the workspace rows (a_, b_, c_).
+    TBuf<TPosition::VECIN> gammaRow_;  // splitAcc: gamma whole, in its dtype
     TQue<QuePosition::VECOUT, 1> dxQue_;
-    TBuf<TPosition::VECCALC> a_;
-    TBuf<TPosition::VECCALC> b_;
-    TBuf<TPosition::VECCALC> gammaF_;
-    TBuf<TPosition::VECCALC> c_;
-    TBuf<TPosition::VECCALC> acc_;
+    TBuf<TPosition::VECIN> a_;
+    TBuf<TPosition::VECIN> b_;
+    TBuf<TPosition::VECIN> gammaF_;
+    TBuf<TPosition::VECIN> c_;
+    TBuf<TPosition::VECIN> acc_;
     TBuf<TPosition::VECCALC> red_;
     TBuf<TPosition::VECCALC> rowVec_;
     TBuf<TPosition::VECOUT> stage_;
-    TBuf<TPosition::VECCALC> sync_;  // 310P: the soft SyncAll's zeros, then its ubWorkspace
+    TBuf<TPosition::VECOUT> sync_;  // 310P: the soft SyncAll's zeros (stored: VECOUT), then its ubWorkspace
     GlobalTensor<T> dyGm_;
     GlobalTensor<T> xGm_;
     GlobalTensor<T> dxGm_;

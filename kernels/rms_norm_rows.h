@@ -830,8 +830,9 @@ private:
     TBuf<TPosition::VECCALC> work_;
     TBuf<TPosition::VECCALC> work2_;
     TBuf<TPosition::VECCALC> squares_;
-    TBuf<TPosition::VECCALC> gammaF_;
-    TBuf<TPosition::VECCALC> gammaRow_;
+    // GM loads land in VECIN (or VECOUT, DataCopyPad only): the copy docs' data paths (twin/README.md).
+    TBuf<TPosition::VECIN> gammaF_;
+    TBuf<TPosition::VECIN> gammaRow_;
     TBuf<TPosition::VECCALC> red_;
     TBuf<TPosition::VECCALC> rstdV_;
     TBuf<TPosition::VECOUT> rstdStage_;

@@ -5,6 +5,7 @@ Each broken kernel lives in tests/kernels/broken/broken_kernels.cpp and breaks o
 """
 
 import ctypes
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -56,7 +57,7 @@ CASES = [
                                  r"which is not set \(never set, or its set was consumed by another WaitFlag\): the NPU would wait forever"),
     ("broken_wait_never_set", r"WaitFlag<HardEvent::MTE2_V>\(0\) at broken_kernels.cpp:\d+: waits on id 0, which is not set"),
     ("broken_too_many_event_ids", r"TPipe::AllocEventID: all 8 ids of HardEvent::V_S are in use"),
-    ("broken_missing_mte2_v", r"Muls: \(V\) src UB \[0, 1024\) of InitBuffer #1 \(TBuf<VECCALC>\) reads memory last written by "
+    ("broken_missing_mte2_v", r"Muls: \(V\) src UB \[0, 1024\) of InitBuffer #1 \(TBuf<VECIN>\) reads memory last written by "
                               r"DataCopy\(GM->UB\) \(MTE2\) with no ordering between them: missing MTE2 -> V ordering "
                               r"\(SetFlag/WaitFlag<HardEvent::MTE2_V>\)"),
     ("broken_missing_v_mte3", r"DataCopy\(UB->GM\): \(MTE3\) src UB \[0, 1024\) of InitBuffer #1 \(TQue<VECIN> buffer 0\) reads memory "
@@ -72,6 +73,8 @@ CASES = [
     ("broken_use_after_free", r"Muls: src tensor at UB 0 of InitBuffer #1 \(TQue<VECIN> buffer 0\) is used after TQue::FreeTensor released it"),
     ("broken_unwritten_read", r"Muls: \(V\) src UB \[0, 1024\) of InitBuffer #1 \(TQue<VECOUT> buffer 0\) reads memory never written "
                               r"since its AllocTensor"),
+    ("broken_copy_into_veccalc", r"DataCopyPad\(GM->UB\): dst tensor is in TPosition VECCALC; on Ascend910B2 the doc "
+                                 r"\(DataCopyPad（GMToUB非对齐数据搬运）.md\) lists only VECIN, VECOUT for this direction"),
     ("broken_sync_all_kernel_type", r"SyncAll: hardware SyncAll in a kernel of type KERNEL_TYPE_AIV_ONLY: only KERNEL_TYPE_MIX_AIV_1_0 "
                                     r"starts the scheduler"),
 ]
@@ -158,6 +161,33 @@ def test_hardware_sync_all_does_not_exist_on_310p(broken):
     with pytest.raises(twin.TwinError, match=r"block 0/2: SyncAll: hardware SyncAll does not exist on Ascend310P3 \(CANN compiles it "
                                              r"to nothing there, so the blocks would race\)"):
         run(broken, "broken_sync_all", block_dim=2, chip="Ascend310P3")
+
+
+# The data paths each copy API's doc lists, in logical positions (docs/zh/api/SIMD-API/基础API/
+# Memory矢量计算/数据搬运/<doc>, "具体支持的数据通路为（以逻辑位置TPosition表示）"); the UB side's position
+# comes from the TBuf (or TQue) the tensor was taken from. Every modelled chip alike (only the
+# 950PR/950DT adds GM -> VECCALC for DataCopyPad); DataCopyPad only where it exists.
+BOTH_CHIPS = ("Ascend910B2", "Ascend310P3")
+COPY_PATHS = [
+    ("data_copy_in", "DataCopy(GM->UB)", "dst", "DataCopy（GM与UB连续数据搬运）.md", ("VECIN",), BOTH_CHIPS),
+    ("data_copy_strided_in", "DataCopy(GM->UB, DataCopyParams)", "dst", "DataCopy（GM与UB高维切分数据搬运）.md", ("VECIN",), BOTH_CHIPS),
+    ("pad_in", "DataCopyPad(GM->UB)", "dst", "DataCopyPad（GMToUB非对齐数据搬运）.md", ("VECIN", "VECOUT"), ("Ascend910B2",)),
+    ("pad_out", "DataCopyPad(UB->GM)", "src", "DataCopyPad（UBToGM非对齐数据搬运）.md", ("VECIN", "VECOUT"), ("Ascend910B2",)),
+]
+
+
+@pytest.mark.parametrize("path,api,which,doc,allowed,chips", COPY_PATHS, ids=[p[0] for p in COPY_PATHS])
+def test_copy_paths_follow_their_docs(broken, path, api, which, doc, allowed, chips):
+    for chip in chips:
+        for pos in ("VECIN", "VECOUT", "VECCALC"):
+            symbol = f"path_{path}_{pos.lower()}"
+            if pos in allowed:
+                run(broken, symbol, chip=chip)
+                continue
+            message = (f"{re.escape(api)}: {which} tensor is in TPosition {pos}; on {chip} the doc \\({re.escape(doc)}\\) "
+                       f"lists only {', '.join(allowed)} for this direction")
+            with pytest.raises(twin.TwinError, match=f"^kernel {symbol}, block 0/1: {message}$"):
+                run(broken, symbol, chip=chip)
 
 
 def test_data_copy_pad_does_not_exist_on_310p(broken):

@@ -258,12 +258,17 @@ void QueueBase::Free(uint32_t ubOffset) {
     b.free = true;
 }
 
+const char* PositionName(AscendC::TPosition p) {
+    static const char* const kNames[] = {"GM", "A1", "A2", "B1", "B2", "C1", "C2", "CO1", "CO2", "VECIN", "VECOUT", "VECCALC", "SPM", "TSCM"};
+    return kNames[int(p)];
+}
+
 QueueBase::~QueueBase() {
     if (!tCore || !tLeak.empty()) return;
     for (size_t i = 0; i < state.size(); ++i)
         if (state[i] != BufState::FREE) {
             tLeak = Prefix("kernel end") + Fmt("buffer %zu of a %s queue is %s at kernel end; every tensor must be freed", i,
-                        pos == AscendC::TPosition::VECIN ? "VECIN" : pos == AscendC::TPosition::VECOUT ? "VECOUT" : "VECCALC", StateName(state[i]));
+                        PositionName(pos), StateName(state[i]));
             return;
         }
 }
@@ -271,6 +276,17 @@ QueueBase::~QueueBase() {
 void CheckUbOperand(const char* api, const char* which, AscendC::TPosition pos, uint32_t ubOffset) {
     if (!AscendC::IsUb(pos)) Fail(api, Fmt("%s tensor is not in UB (VECIN/VECOUT/VECCALC)", which));
     if (ubOffset % 32 != 0) Fail(api, Fmt("%s UB address %u is not 32-byte aligned", which, ubOffset));
+}
+
+void CheckCopyPath(const char* api, const char* doc, const char* which, AscendC::TPosition pos,
+                   std::initializer_list<AscendC::TPosition> allowed) {
+    std::string list;
+    for (AscendC::TPosition a : allowed) {
+        if (a == pos) return;
+        list += std::string(list.empty() ? "" : ", ") + PositionName(a);
+    }
+    Fail(api, Fmt("%s tensor is in TPosition %s; on %s the doc (%s) lists only %s for this direction", which, PositionName(pos),
+                  Cur().chip->socVersion, doc, list.c_str()));
 }
 
 void CheckFits(const char* api, const char* which, uint64_t needBytes, uint32_t haveBytes) {

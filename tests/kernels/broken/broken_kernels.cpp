@@ -315,7 +315,7 @@ extern "C" __global__ __aicore__ void broken_too_many_event_ids(GM_ADDR x, GM_AD
 // A vector op reads a tile MTE2 may still be loading.
 extern "C" __global__ __aicore__ void broken_missing_mte2_v(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
+    TBuf<TPosition::VECIN> buf;
     pipe.InitBuffer(buf, kElems * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kElems);
@@ -366,7 +366,7 @@ extern "C" __global__ __aicore__ void broken_missing_vector_barrier(GM_ADDR x, G
 // MTE2 reads back GM this core's MTE3 may still be writing.
 extern "C" __global__ __aicore__ void broken_missing_mte3_mte2(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
+    TBuf<TPosition::VECIN> buf;
     pipe.InitBuffer(buf, 2 * 256);
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kElems);
@@ -414,7 +414,7 @@ extern "C" __global__ __aicore__ void broken_sync_all_kernel_type(GM_ADDR x, GM_
 template <bool synced> void CrossCore(GM_ADDR x) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
+    TBuf<TPosition::VECIN> buf;
     pipe.InitBuffer(buf, 256);
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kElems);
@@ -465,7 +465,7 @@ extern "C" __global__ __aicore__ void broken_unregistered_tiling(GM_ADDR x, GM_A
 enum SoftZeroing { kHost, kEarly, kLate };
 template <SoftZeroing zeroing> void SoftSync(GM_ADDR x) {
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf, work;
+    TBuf<TPosition::VECIN> buf, work;
     pipe.InitBuffer(buf, 512);
     pipe.InitBuffer(work, 16384);
     GlobalTensor<int32_t> sync;
@@ -504,7 +504,7 @@ extern "C" __global__ __aicore__ void broken_soft_sync_zeroed_late(GM_ADDR x, GM
 // In place: MTE3 overwrites x[0..64) that this core's MTE2 may still be loading.
 extern "C" __global__ __aicore__ void broken_missing_mte2_mte3(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
+    TBuf<TPosition::VECIN> buf;
     pipe.InitBuffer(buf, 512);
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kElems);
@@ -540,7 +540,7 @@ extern "C" __global__ __aicore__ void broken_unaligned_mins(GM_ADDR x, GM_ADDR w
 extern "C" __global__ __aicore__ void correct_mul_add_dst(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     constexpr int32_t n = 64;
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
+    TBuf<TPosition::VECIN> buf;
     pipe.InitBuffer(buf, 3 * n * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, 4 * n);
@@ -561,7 +561,7 @@ extern "C" __global__ __aicore__ void correct_mul_add_dst(GM_ADDR x, GM_ADDR wor
 extern "C" __global__ __aicore__ void correct_vector_math(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     constexpr int32_t n = 64;
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
+    TBuf<TPosition::VECIN> buf;
     pipe.InitBuffer(buf, 8 * n * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, 7 * n);
@@ -589,7 +589,7 @@ extern "C" __global__ __aicore__ void correct_vector_math(GM_ADDR x, GM_ADDR wor
 // blocks of 8) and dst (4 rows of 64) at 0, 256 and 288; dst goes back to x from 544.
 extern "C" __global__ __aicore__ void correct_mul_add_dst_strided(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
+    TBuf<TPosition::VECIN> buf;
     pipe.InitBuffer(buf, 544 * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, 800);
@@ -604,3 +604,40 @@ extern "C" __global__ __aicore__ void correct_mul_add_dst_strided(GM_ADDR x, GM_
     WaitFlag<HardEvent::V_MTE3>(eventVMte3);
     DataCopy(g[544], t[288], 256);
 }
+
+// The data paths of the copy APIs (数据搬运/<doc>.md, "具体支持的数据通路"): one copy between x and
+// a TBuf of position P (test_twin_checks.py::test_copy_paths_follow_their_docs).
+enum class PathApi { kDataCopyIn, kDataCopyStridedIn, kPadIn, kPadOut };
+template <PathApi api, TPosition P> void CopyPath(GM_ADDR x) {
+    TPipe pipe;
+    TBuf<P> buf;
+    pipe.InitBuffer(buf, 1024);
+    GlobalTensor<float> g;
+    g.SetGlobalBuffer((__gm__ float*)x, kElems);
+    LocalTensor<float> t = buf.template Get<float>();
+    if constexpr (api == PathApi::kDataCopyIn) {
+        DataCopy(t, g, 64);
+    } else if constexpr (api == PathApi::kDataCopyStridedIn) {
+        DataCopy(t, g, DataCopyParams(2, 1, 1, 0));
+    } else if constexpr (api == PathApi::kPadIn) {
+        DataCopyPad(t, g, DataCopyExtParams(1, 7 * sizeof(float), 0, 0, 0), DataCopyPadExtParams<float>());
+    } else {
+        Duplicate(t, 1.0f, 64);
+        int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMte3);
+        WaitFlag<HardEvent::V_MTE3>(eventVMte3);
+        DataCopyPad(g, t, DataCopyExtParams(1, 7 * sizeof(float), 0, 0, 0));
+    }
+}
+#define AIRFUSE_COPY_PATH(name, api)                                                                                                  \
+    extern "C" __global__ __aicore__ void path_##name##_vecin(GM_ADDR x, GM_ADDR, GM_ADDR) { CopyPath<api, TPosition::VECIN>(x); }     \
+    extern "C" __global__ __aicore__ void path_##name##_vecout(GM_ADDR x, GM_ADDR, GM_ADDR) { CopyPath<api, TPosition::VECOUT>(x); }   \
+    extern "C" __global__ __aicore__ void path_##name##_veccalc(GM_ADDR x, GM_ADDR, GM_ADDR) { CopyPath<api, TPosition::VECCALC>(x); }
+AIRFUSE_COPY_PATH(data_copy_in, PathApi::kDataCopyIn)
+AIRFUSE_COPY_PATH(data_copy_strided_in, PathApi::kDataCopyStridedIn)
+AIRFUSE_COPY_PATH(pad_in, PathApi::kPadIn)
+AIRFUSE_COPY_PATH(pad_out, PathApi::kPadOut)
+
+// What rms_norm_rows.h did before: gamma loaded with DataCopyPad into a TBuf<VECCALC> (the default
+// position, which only the 950PR/950DT's DataCopyPad may load into).
+extern "C" __global__ __aicore__ void broken_copy_into_veccalc(GM_ADDR x, GM_ADDR, GM_ADDR) { CopyPath<PathApi::kPadIn, TPosition::VECCALC>(x); }

@@ -46,7 +46,7 @@ extern "C" __global__ __aicore__ void cost_uneven(GM_ADDR x, GM_ADDR workspace, 
 // until the load has landed, MTE3 until the vector result has.
 extern "C" __global__ __aicore__ void cost_wait_flag(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
+    TBuf<TPosition::VECIN> buf;
     pipe.InitBuffer(buf, kTile * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kTile * kTiles);
@@ -63,7 +63,7 @@ extern "C" __global__ __aicore__ void cost_wait_flag(GM_ADDR x, GM_ADDR workspac
 // The same tile loaded twice: the second load is a re-read, served by L2.
 extern "C" __global__ __aicore__ void cost_reread(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
+    TBuf<TPosition::VECIN> buf;
     pipe.InitBuffer(buf, kTile * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kTile * kTiles);
@@ -78,7 +78,7 @@ extern "C" __global__ __aicore__ void cost_reread(GM_ADDR x, GM_ADDR workspace, 
 extern "C" __global__ __aicore__ void cost_sync_all(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
+    TBuf<TPosition::VECIN> buf;
     pipe.InitBuffer(buf, kTile * sizeof(float));
     LocalTensor<float> t = buf.Get<float>();
     for (int64_t i = 0; i < GetBlockIdx(); ++i) {
@@ -95,7 +95,7 @@ extern "C" __global__ __aicore__ void cost_sync_all(GM_ADDR x, GM_ADDR workspace
 // unit, then t[512..528) stored back to x[512..].
 template <class F> __aicore__ inline void ReduceIntoZeroed(GM_ADDR x, const F& reduce) {
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
+    TBuf<TPosition::VECIN> buf;
     pipe.InitBuffer(buf, 1024 * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, 1024);
@@ -134,7 +134,7 @@ extern "C" __global__ __aicore__ void cost_whole_reduce_sum_no_repeats(GM_ADDR x
 // stride 0, repeat stride 1), the rest of each 64-float row left at 0.
 extern "C" __global__ __aicore__ void cost_brcb_mul(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
-    TBuf<TPosition::VECCALC> buf;
+    TBuf<TPosition::VECIN> buf;
     pipe.InitBuffer(buf, 1024 * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, 1024);

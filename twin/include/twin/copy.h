@@ -1,5 +1,6 @@
 // GM <-> UB data movement with the 32-byte and bounds rules, counting GM bytes.
 #pragma once
+#include <initializer_list>
 #include "tensor.h"
 
 // CANN's headers for 310P (__CCE_AICORE__ 200) have no DataCopyPad: a kernel compiled for that
@@ -38,6 +39,17 @@ void CheckDataCopyLen(const char* api, uint64_t bytes);
 void CheckGlobalSize(const char* api, uint64_t needElems, uint64_t haveElems);
 void CheckDataCopyPad(const char* api, uint32_t blockLen, uint32_t elemSize, uint16_t blockCount);
 
+// The data paths a copy API's doc lists ("以逻辑位置TPosition表示", docs/zh/api/SIMD-API/基础API/
+// Memory矢量计算/数据搬运/<doc>): the UB operand's logical position (from the TQue/TBuf it came
+// from) must be one of `allowed`, else the copy is not documented on the chip. None of the chips
+// the twin models is a 950PR/950DT, the only one whose DataCopyPad may also load into VECCALC.
+void CheckCopyPath(const char* api, const char* doc, const char* which, AscendC::TPosition pos,
+                   std::initializer_list<AscendC::TPosition> allowed);
+inline constexpr const char* kDocDataCopy = "DataCopy（GM与UB连续数据搬运）.md";
+inline constexpr const char* kDocDataCopyStrided = "DataCopy（GM与UB高维切分数据搬运）.md";
+inline constexpr const char* kDocPadIn = "DataCopyPad（GMToUB非对齐数据搬运）.md";
+inline constexpr const char* kDocPadOut = "DataCopyPad（UBToGM非对齐数据搬运）.md";
+
 // The GM bytes of blockCount blocks of blockLen, gmStep apart: the gaps of a strided copy are
 // neither read nor written.
 inline void GmBlocks(const Instr& in, const void* gm, uint16_t blockCount, uint32_t blockLen, uint64_t gmStep, bool write) {
@@ -74,6 +86,7 @@ template <typename T> void DataCopy(const LocalTensor<T>& dst, const GlobalTenso
     uint64_t block = uint64_t(p.blockLen) * 32, gmStep = block + uint64_t(p.srcStride) * 32, ubStep = block + uint64_t(p.dstStride) * 32;
     uint64_t gmSpan = (p.blockCount - 1) * gmStep + block, ubSpan = (p.blockCount - 1) * ubStep + block;
     twin::CheckUbOperand(api, "dst", dst.GetPosition(), dst.UbOffset());
+    twin::CheckCopyPath(api, twin::kDocDataCopyStrided, "dst", dst.GetPosition(), {TPosition::VECIN});
     twin::CheckFits(api, "dst", ubSpan, dst.Bytes());
     twin::CheckGlobalSize(api, gmSpan / sizeof(T), src.GetSize());
     twin::CheckGm(api, src.GetPhyAddr(), gmSpan);
@@ -92,6 +105,7 @@ template <typename T> void DataCopy(const LocalTensor<T>& dst, const GlobalTenso
     uint64_t bytes = uint64_t(count) * sizeof(T);
     twin::CheckDataCopyLen(api, bytes);
     twin::CheckUbOperand(api, "dst", dst.GetPosition(), dst.UbOffset());
+    twin::CheckCopyPath(api, twin::kDocDataCopy, "dst", dst.GetPosition(), {TPosition::VECIN});
     twin::CheckFits(api, "dst", bytes, dst.Bytes());
     twin::CheckGlobalSize(api, count, src.GetSize());
     twin::CheckGm(api, src.GetPhyAddr(), bytes);
@@ -107,6 +121,8 @@ template <typename T> void DataCopy(const GlobalTensor<T>& dst, const LocalTenso
     uint64_t bytes = uint64_t(count) * sizeof(T);
     twin::CheckDataCopyLen(api, bytes);
     twin::CheckUbOperand(api, "src", src.GetPosition(), src.UbOffset());
+    // Not yet checked: the doc lists only VECOUT -> GM, and rms_norm_grad.cpp on 310P still stores
+    // from buffers it also loads into (a_, acc_, b_, gammaF_), which would need splitting (twin/README.md).
     twin::CheckFits(api, "src", bytes, src.Bytes());
     twin::CheckGlobalSize(api, count, dst.GetSize());
     twin::CheckGm(api, dst.GetPhyAddr(), bytes);
@@ -126,6 +142,7 @@ void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Da
     const char* api = "DataCopyPad(GM->UB)";
     twin::CheckDataCopyPad(api, p.blockLen, sizeof(T), p.blockCount);
     twin::CheckUbOperand(api, "dst", dst.GetPosition(), dst.UbOffset());
+    twin::CheckCopyPath(api, twin::kDocPadIn, "dst", dst.GetPosition(), {TPosition::VECIN, TPosition::VECOUT});
     if (p.blockCount == 0 || p.blockLen == 0) return;
     uint32_t left = pad.isPad ? pad.leftPadding : 0, right = pad.isPad ? pad.rightPadding : 0;
     if (left * sizeof(T) > 32 || right * sizeof(T) > 32)
@@ -160,6 +177,7 @@ template <typename T> void DataCopyPad(const GlobalTensor<T>& dst, const LocalTe
     const char* api = "DataCopyPad(UB->GM)";
     twin::CheckDataCopyPad(api, p.blockLen, sizeof(T), p.blockCount);
     twin::CheckUbOperand(api, "src", src.GetPosition(), src.UbOffset());
+    twin::CheckCopyPath(api, twin::kDocPadOut, "src", src.GetPosition(), {TPosition::VECIN, TPosition::VECOUT});
     if (p.blockCount == 0 || p.blockLen == 0) return;
     uint64_t blockUb = (uint64_t(p.blockLen) + 31) / 32 * 32;
     uint64_t ubStep = blockUb + uint64_t(p.srcStride) * 32, gmStep = uint64_t(p.blockLen) + p.dstStride;
