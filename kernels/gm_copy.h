@@ -112,7 +112,7 @@ struct Mover {
     }
 
     // n elements from gm[0] into `f` as float32, through `stage` when U is half/bf16 (the vector
-    // unit may read f right after).
+    // unit may read f right after the load; after the cast, only past a barrier).
     template <typename U>
     __aicore__ inline void InAsFloat(const LocalTensor<float>& f, const LocalTensor<U>& stage, const GlobalTensor<U>& gm, uint32_t n) const {
         LocalTensor<U> dst;
@@ -125,10 +125,7 @@ struct Mover {
         int32_t eventMTE2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
         SetFlag<HardEvent::MTE2_V>(eventMTE2V);
         WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
-        if constexpr (!kIsFloat<U>) {
-            Cast(f, stage, RoundMode::CAST_NONE, Span(n));
-            PipeBarrier<PIPE_V>();  // the caller may overwrite the stage next (rms_norm_grad's LoadGammaRow zeroes acc_)
-        }
+        if constexpr (!kIsFloat<U>) Cast(f, stage, RoundMode::CAST_NONE, Span(n));  // the caller orders its next use of f and the stage
     }
 
     // A range inside rows laid out at a 32 B-aligned stride (workspace partial rows): on 310P as

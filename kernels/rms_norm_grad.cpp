@@ -100,7 +100,11 @@ public:
             pipe_.InitBuffer(b_, work * sizeof(float));
         }
         if (resident_ && kIsFloat<T>) pipe_.InitBuffer(c_, work * sizeof(float));
-        if (!GammaRowFloat()) pipe_.InitBuffer(gammaF_, f * sizeof(float));  // else a chunk's gamma is a slice of gammaRow_
+        if (resident_) {
+            pipe_.InitBuffer(gammaF_, f * sizeof(float));
+        } else if (!GammaRowFloat()) {  // else a chunk's gamma is a slice of gammaRow_
+            pipe_.InitBuffer(chunkF_, f * sizeof(float));
+        }
         pipe_.InitBuffer(red_, t.redBytes);
         if (resident_ || splitAcc_) pipe_.InitBuffer(acc_, (resident_ ? f : RoundUpTo(d, kBlock<float>)) * sizeof(float));
         if (GammaRowFloat()) {
@@ -359,15 +363,27 @@ private:
 
     // splitAcc: gamma whole into gammaRow_ before the first chunk's loads on MTE2, then acc_ zeroed.
     // In its dtype: the chunks' DeQue (MTE2 -> V) orders it before the vector work; as float from
-    // half/bf16: staged in acc_ and cast (InAsFloat's closing barrier orders the zeroing after the cast).
+    // half/bf16: staged in a_ and b_ (VECIN: acc_ is stored, so VECOUT, which DataCopy cannot load
+    // into), a buffer's worth at a time, in turn (a piece loads while the one before is cast), and
+    // cast (the chunks' first vector work waits for the casts: ChunkSum's barrier).
     __aicore__ inline void LoadGammaRow() {
-        LocalTensor<float> acc = acc_.Get<float>();
+        uint32_t d = t_.numCols;
         if (GammaRowFloat() && !kIsFloat<G>) {
-            mover_.InAsFloat(gammaRow_.Get<float>(), acc.template ReinterpretCast<G>(), gammaGm_, t_.numCols);
+            // Pieces of whole blocks of gamma (floatCols is a multiple of 8 floats, so 32 B of G).
+            uint32_t piece = t_.floatCols * uint32_t(sizeof(float) / sizeof(G));
+            for (uint32_t c0 = 0, k = 0; c0 < d; c0 += piece, ++k) {
+                if (k >= 2) {  // the cast two pieces back still reads this stage (not V_MTE2: see LoadWorkspace)
+                    int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+                    SetFlag<HardEvent::V_S>(eventVS);
+                    WaitFlag<HardEvent::V_S>(eventVS);
+                }
+                LocalTensor<G> stage = k % 2 ? b_.Get<G>() : a_.Get<G>();
+                mover_.InAsFloat(gammaRow_.Get<float>()[c0], stage, gammaGm_[c0], d - c0 < piece ? d - c0 : piece);
+            }
         } else {
-            mover_.In(gammaRow_.Get<G>(), gammaGm_, 0, t_.numCols);
+            mover_.In(gammaRow_.Get<G>(), gammaGm_, 0, d);
         }
-        Duplicate(acc, 0.0f, RoundUpTo(t_.numCols, kBlock<float>));
+        Duplicate(acc_.Get<float>(), 0.0f, RoundUpTo(d, kBlock<float>));
     }
 
     // splitAcc with gamma held whole as float32 (float gamma, or the tiling's gammaFloat): a chunk's
@@ -564,11 +580,12 @@ private:
         }
     }
 
-    // This row's dgamma terms for a chunk of n columns added into the core's workspace row at off.
+    // This row's dgamma terms for a chunk of n columns added into the core's workspace row at off,
+    // computed in chunkF_ (stored: VECOUT; Dx casts the chunk's gamma there after the store).
     __aicore__ inline void AddToWorkspaceRow(const LocalTensor<T>& x, const LocalTensor<T>& dy, float rv, uint32_t row, uint64_t off, uint32_t n) {
-        LocalTensor<float> a = a_.Get<float>();
+        LocalTensor<float> a = chunkF_.Get<float>();
         Product(a, x, dy, rv, mover_.Span(n));
-        if (row > 0) AddFromWorkspace(a, off, n);
+        if (row > 0) AddFromWorkspace(a, a, off, n);
         int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
         SetFlag<HardEvent::V_MTE3>(eventVMTE3);
         WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
@@ -591,12 +608,20 @@ private:
     // dgamma for this core's slice of colCols columns, summed over every row (no hardware SyncAll:
     // op_host/tiling/rms_norm.h SplitColumns): colRows rows of the slice's x and dy per strided
     // copy, the next step's loaded while one is computed, their product scaled per row by rstd and
-    // added by halving into a float sum (gamma's buffer, the row pass is done with it), cast, stored.
+    // added by halving into a float sum, cast, stored. The sum is in a dx buffer (VECOUT, stored
+    // from: the tiling keeps a slice of dgamma within it) when float, else in gamma's float buffer
+    // (the row pass is done with it) and cast into a dx buffer.
     // rstd is only read by vector ops here: no MTE2 -> S or S -> MTE2 wait.
     __aicore__ inline void ColumnDgamma() {
         uint32_t d = t_.numCols, c0 = uint32_t(GetBlockIdx()) * t_.colCols, n = d - c0 < t_.colCols ? d - c0 : t_.colCols;
         uint64_t rows = t_.numRows;
-        LocalTensor<float> acc = gammaF_.Get<float>();
+        LocalTensor<G> out = dxQue_.template AllocTensor<G>();
+        LocalTensor<float> acc;
+        if constexpr (kIsFloat<G>) {
+            acc = out;
+        } else {
+            acc = resident_ ? gammaF_.Get<float>() : chunkF_.Get<float>();
+        }
         PipeBarrier<PIPE_V>();  // split rows: the last chunk's dx still reads gamma and the float work buffers
         Duplicate(acc, 0.0f, n);
         bool prefetch = t_.bufferNum > 1;
@@ -641,19 +666,11 @@ private:
             rstdQue_.FreeTensor(r);
             if (!prefetch && more) LoadColumns(first + t_.colRows, c0, n);
         }
-        if constexpr (kIsFloat<G>) {
-            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-            SetFlag<HardEvent::V_MTE3>(eventVMTE3);
-            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
-            DataCopy(dgammaGm_[c0], acc, n);
-        } else {
-            LocalTensor<G> out = dxQue_.AllocTensor<G>();
-            FromFloat(out, acc, n);
-            dxQue_.EnQue(out);
-            out = dxQue_.DeQue<G>();
-            DataCopy(dgammaGm_[c0], out, n);
-            dxQue_.FreeTensor(out);
-        }
+        if constexpr (!kIsFloat<G>) FromFloat(out, acc, n);
+        dxQue_.EnQue(out);
+        out = dxQue_.template DeQue<G>();
+        DataCopy(dgammaGm_[c0], out, n);
+        dxQue_.FreeTensor(out);
     }
 
     // Issues the loads of a column step: rows first.. of x and dy in columns [c0, c0 + n), and their rstd.
@@ -691,7 +708,7 @@ private:
 
     // This core's slice of columns, in pieces: a piece's partial rows arrive in one strided copy,
     // rows kBlock-aligned one after another, and are summed by halving (a fixed order, so the
-    // result does not depend on timing), cast (into the rows past the sum), stored. With a_ and
+    // result does not depend on timing), cast, stored. With a_ and
     // b_ both there, the next piece loads into the other while one is summed (128 x 16384 bf16 on
     // 910B2: six pieces, each load ~660 cycles and its sum and store ~300, in series before).
     __aicore__ inline void SpreadReduce() {
@@ -709,22 +726,23 @@ private:
             if (two && next < hi) loaded[(i + 1) % 2] = LoadPiece(bufs[(i + 1) % 2], next, nextN);
             WaitFlag<HardEvent::MTE2_V>(loaded[i % 2]);
             GetTPipePtr()->ReleaseEventID<HardEvent::MTE2_V>(loaded[i % 2]);
+            // The sum leaves from a buffer of dxQue_ (VECOUT; its n floats fit: the piece's rows,
+            // cores >= 2 of them, fit in Partials(), the dx buffer's size in T): the last halving
+            // (float dgamma) or the cast writes it.
+            LocalTensor<G> out = dxQue_.template AllocTensor<G>();
             for (uint32_t count = cores; count > 1;) {
                 uint32_t half = count / 2;
-                Add(rows, rows, rows[(count - half) * stride], half * stride);
+                LocalTensor<float> dst = rows;
+                if constexpr (kIsFloat<G>) {
+                    if (count == 2) dst = out;
+                }
+                Add(dst, rows, rows[(count - half) * stride], half * stride);
                 PipeBarrier<PIPE_V>();
                 count -= half;
             }
-            LocalTensor<G> out;
-            if constexpr (kIsFloat<G>) {
-                out = rows;
-            } else {
-                out = rows[stride].template ReinterpretCast<G>();  // cores >= 2: the second row is done with
-                FromFloat(out, rows, n);
-            }
-            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-            SetFlag<HardEvent::V_MTE3>(eventVMTE3);
-            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+            if constexpr (!kIsFloat<G>) FromFloat(out, rows, n);
+            dxQue_.EnQue(out);
+            out = dxQue_.template DeQue<G>();
             if (mover_.aligned) {  // 310P: slices are whole blocks of dgamma
                 DataCopy(dgammaGm_[c0], out, n);
             } else {
@@ -732,16 +750,14 @@ private:
                 PadOut(dgammaGm_, out, c0, 1, n);
 #endif
             }
-            int32_t eventMTE3V = GetTPipePtr()->FetchEventID(HardEvent::MTE3_V);  // a later piece's load overwrites out (LoadPiece's V_S)
-            SetFlag<HardEvent::MTE3_V>(eventMTE3V);
-            WaitFlag<HardEvent::MTE3_V>(eventMTE3V);
+            dxQue_.FreeTensor(out);
             if (!two && next < hi) loaded[0] = LoadPiece(bufs[0], next, nextN);
         }
     }
 
     // Issues the load of columns [c0, c0 + n) of every partial row into rows; returns its MTE2 -> V flag.
     __aicore__ inline TEventID LoadPiece(const LocalTensor<float>& rows, uint32_t c0, uint32_t n) {
-        int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the vector work (and, through MTE3_V, the store) of rows' last piece is done
+        int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the vector work of rows' last piece is done
         SetFlag<HardEvent::V_S>(eventVS);
         WaitFlag<HardEvent::V_S>(eventVS);
         if (mover_.aligned) {  // 310P: n and wsStride whole blocks of float
@@ -758,18 +774,24 @@ private:
     }
 
     // Core 0: dgamma = its own accumulation + every other core's workspace row, chunk by chunk.
+    // It leaves from VECOUT: acc_; for split rows without it, whose sum starts as core 0's row
+    // loaded into a_, chunkF_ (the last add writes it; one core copies it there); cast, dxQue_'s.
     __aicore__ inline void FinalReduce() {
         uint32_t d = t_.numCols, c = t_.colsPerChunk;
+        bool loaded = !resident_ && !splitAcc_;
         for (uint32_t c0 = 0; c0 < d; c0 += c) {
             uint32_t n = d - c0 < c ? d - c0 : c;
-            LocalTensor<float> sum = resident_ || splitAcc_ ? acc_.Get<float>()[c0] : a_.Get<float>();
-            if (!resident_ && !splitAcc_) LoadWorkspace(sum, c0, n);
-            for (uint32_t core = 1; core < t_.usedCores; ++core) AddFromWorkspace(sum, uint64_t(core) * t_.wsStride + c0, n);
+            LocalTensor<float> sum = loaded ? a_.Get<float>() : acc_.Get<float>()[c0];
+            LocalTensor<float> total = loaded && kIsFloat<G> ? chunkF_.Get<float>() : sum;
+            if (loaded) LoadWorkspace(sum, c0, n);
+            for (uint32_t core = 1; core < t_.usedCores; ++core)
+                AddFromWorkspace(core + 1 == t_.usedCores ? total : sum, sum, uint64_t(core) * t_.wsStride + c0, n);
+            if (t_.usedCores == 1 && loaded && kIsFloat<G>) Muls(total, sum, 1.0f, mover_.Span(n));  // bit-exact (Adds of 0 would turn -0 into +0)
             LocalTensor<G> out;
             if constexpr (kIsFloat<G>) {
-                out = sum;
+                out = total;
             } else {
-                out = b_.Get<G>();  // split: AddFromWorkspace's barrier ordered its reads of b_
+                out = dxQue_.template AllocTensor<G>();
                 FromFloat(out, sum, mover_.Span(n));
             }
             if (mover_.natural) {  // a row under 32 B: d < one block of x, so this is the only chunk
@@ -777,6 +799,7 @@ private:
                 dgammaOut.Init(dgammaGm_, stage_.Get<G>());
                 dgammaOut.PutRows(out, 1, n, n);
                 dgammaOut.Finish();
+                FreeOut(out);
                 return;
             }
             int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
@@ -786,7 +809,13 @@ private:
             int32_t eventMTE3V = GetTPipePtr()->FetchEventID(HardEvent::MTE3_V);
             SetFlag<HardEvent::MTE3_V>(eventMTE3V);
             WaitFlag<HardEvent::MTE3_V>(eventMTE3V);
+            FreeOut(out);
         }
+    }
+
+    // FinalReduce's cast dgamma back to dxQue_ (float dgamma is not from there).
+    __aicore__ inline void FreeOut(LocalTensor<G>& out) {
+        if constexpr (!kIsFloat<G>) dxQue_.FreeTensor(out);
     }
 
     __aicore__ inline void LoadRstd(const LocalTensor<float>& r, uint32_t first, uint32_t n) {
@@ -810,11 +839,11 @@ private:
         WaitFlag<HardEvent::MTE2_V>(eventMTE2V);
     }
 
-    // The partial row goes through b_ (split) or Partials() (resident: sum is then acc_).
-    __aicore__ inline void AddFromWorkspace(const LocalTensor<float>& sum, uint64_t off, uint32_t n) {
+    // dst = sum + the partial row at off, which goes through b_ (split) or Partials() (resident: sum is then acc_).
+    __aicore__ inline void AddFromWorkspace(const LocalTensor<float>& dst, const LocalTensor<float>& sum, uint64_t off, uint32_t n) {
         LocalTensor<float> part = resident_ ? Partials() : b_.Get<float>();
         LoadWorkspace(part, off, n);
-        Add(sum, sum, part, mover_.Span(n));
+        Add(dst, sum, part, mover_.Span(n));
         PipeBarrier<PIPE_V>();
     }
 
@@ -929,7 +958,7 @@ private:
         } else if constexpr (kIsFloat<G>) {
             g = gq;
         } else {
-            g = gammaF_.Get<float>();
+            g = chunkF_.Get<float>();
             Cast(g, splitAcc_ ? gammaRow_.Get<G>()[c0] : gq, RoundMode::CAST_NONE, n);
             castGamma = true;
         }
@@ -948,15 +977,17 @@ private:
     TQue<QuePosition::VECIN, 1> inQue_;
     TQue<QuePosition::VECIN, 1> rstdQue_;
     TQue<QuePosition::VECIN, 1> gQue_;
-    // Buffers GM loads land in are VECIN (the copy docs' data paths, twin/README.md): gamma and
-    // its stages (acc_, Partials()), the workspace rows (a_, b_, c_).
+    // Buffers GM loads land in are VECIN, buffers DataCopy stores leave from are VECOUT (the copy
+    // docs' data paths, twin/README.md): gamma and its stages (gammaF_, Partials()), the workspace
+    // rows (a_, b_, c_) are loaded; acc_ and chunkF_ are stored, as are dxQue_'s buffers.
     TBuf<TPosition::VECIN> gammaRow_;  // splitAcc: gamma whole, in its dtype
     TQue<QuePosition::VECOUT, 1> dxQue_;
     TBuf<TPosition::VECIN> a_;
     TBuf<TPosition::VECIN> b_;
-    TBuf<TPosition::VECIN> gammaF_;
+    TBuf<TPosition::VECIN> gammaF_;    // resident rows: gamma as float (float gamma loads straight in)
+    TBuf<TPosition::VECOUT> chunkF_;   // split rows instead: a chunk's gamma as float, the workspace row's chunk, float dgamma
     TBuf<TPosition::VECIN> c_;
-    TBuf<TPosition::VECIN> acc_;
+    TBuf<TPosition::VECOUT> acc_;
     TBuf<TPosition::VECCALC> red_;
     TBuf<TPosition::VECCALC> rowVec_;
     TBuf<TPosition::VECOUT> stage_;

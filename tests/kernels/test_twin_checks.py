@@ -60,7 +60,7 @@ CASES = [
     ("broken_missing_mte2_v", r"Muls: \(V\) src UB \[0, 1024\) of InitBuffer #1 \(TBuf<VECIN>\) reads memory last written by "
                               r"DataCopy\(GM->UB\) \(MTE2\) with no ordering between them: missing MTE2 -> V ordering "
                               r"\(SetFlag/WaitFlag<HardEvent::MTE2_V>\)"),
-    ("broken_missing_v_mte3", r"DataCopy\(UB->GM\): \(MTE3\) src UB \[0, 1024\) of InitBuffer #1 \(TQue<VECIN> buffer 0\) reads memory "
+    ("broken_missing_v_mte3", r"DataCopy\(UB->GM\): \(MTE3\) src UB \[0, 1024\) of InitBuffer #1 \(TQue<VECOUT> buffer 0\) reads memory "
                               r"last written by Muls \(V\) with no ordering between them: missing V -> MTE3 ordering"),
     ("broken_missing_v_s", r"LocalTensor::GetValue: \(S\) element UB \[0, 4\) of InitBuffer #1 \(TBuf<VECCALC>\) reads memory last "
                            r"written by Duplicate \(V\) with no ordering between them: missing V -> S ordering \(SetFlag/WaitFlag<HardEvent::V_S>\)"),
@@ -171,6 +171,7 @@ BOTH_CHIPS = ("Ascend910B2", "Ascend310P3")
 COPY_PATHS = [
     ("data_copy_in", "DataCopy(GM->UB)", "dst", "DataCopy（GM与UB连续数据搬运）.md", ("VECIN",), BOTH_CHIPS),
     ("data_copy_strided_in", "DataCopy(GM->UB, DataCopyParams)", "dst", "DataCopy（GM与UB高维切分数据搬运）.md", ("VECIN",), BOTH_CHIPS),
+    ("data_copy_out", "DataCopy(UB->GM)", "src", "DataCopy（GM与UB连续数据搬运）.md", ("VECOUT",), BOTH_CHIPS),
     ("pad_in", "DataCopyPad(GM->UB)", "dst", "DataCopyPad（GMToUB非对齐数据搬运）.md", ("VECIN", "VECOUT"), ("Ascend910B2",)),
     ("pad_out", "DataCopyPad(UB->GM)", "src", "DataCopyPad（UBToGM非对齐数据搬运）.md", ("VECIN", "VECOUT"), ("Ascend910B2",)),
 ]

@@ -119,19 +119,22 @@ extern "C" __global__ __aicore__ void broken_sync_all(GM_ADDR x, GM_ADDR workspa
 extern "C" __global__ __aicore__ void correct_copy(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
     TQue<QuePosition::VECIN, 1> q;
+    TQue<QuePosition::VECOUT, 1> out;
     pipe.InitBuffer(q, 1, kElems * sizeof(float));
+    pipe.InitBuffer(out, 1, kElems * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kElems);
     LocalTensor<float> t = q.AllocTensor<float>();
     DataCopy(t, g, kElems);
     q.EnQue(t);
     t = q.DeQue<float>();
-    Muls(t, t, 2.0f, kElems);
-    int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-    SetFlag<HardEvent::V_MTE3>(eventVMte3);
-    WaitFlag<HardEvent::V_MTE3>(eventVMte3);
-    DataCopy(g, t, kElems);
+    LocalTensor<float> o = out.AllocTensor<float>();
+    Muls(o, t, 2.0f, kElems);
     q.FreeTensor(t);
+    out.EnQue(o);
+    o = out.DeQue<float>();
+    DataCopy(g, o, kElems);
+    out.FreeTensor(o);
 }
 
 // x as 8 rows of 32 floats: columns [8, 24) of rows 0..6 (a strided copy, 7 blocks of 2 x 32 B,
@@ -139,19 +142,22 @@ extern "C" __global__ __aicore__ void correct_copy(GM_ADDR x, GM_ADDR workspace,
 extern "C" __global__ __aicore__ void strided_copy(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
     TQue<QuePosition::VECIN, 1> q;
+    TQue<QuePosition::VECOUT, 1> out;
     pipe.InitBuffer(q, 1, 7 * 16 * sizeof(float));
+    pipe.InitBuffer(out, 1, 7 * 16 * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kElems);
     LocalTensor<float> t = q.AllocTensor<float>();
     DataCopy(t, g[8], DataCopyParams(7, 2, 2, 0));
     q.EnQue(t);
     t = q.DeQue<float>();
-    Muls(t, t, 2.0f, 7 * 16);
-    int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-    SetFlag<HardEvent::V_MTE3>(eventVMte3);
-    WaitFlag<HardEvent::V_MTE3>(eventVMte3);
-    DataCopy(g, t, 7 * 16);
+    LocalTensor<float> o = out.AllocTensor<float>();
+    Muls(o, t, 2.0f, 7 * 16);
     q.FreeTensor(t);
+    out.EnQue(o);
+    o = out.DeQue<float>();
+    DataCopy(g, o, 7 * 16);
+    out.FreeTensor(o);
 }
 
 // The same strided copy from column 24: its last block ends 8 floats past x's end.
@@ -324,17 +330,17 @@ extern "C" __global__ __aicore__ void broken_missing_mte2_v(GM_ADDR x, GM_ADDR w
     Muls(t, t, 2.0f, kElems);
 }
 
-// MTE3 stores a tile the vector unit may still be writing.
+// MTE3 stores a tile the vector unit may still be writing (VECOUT: DataCopy stores only from
+// there, and loads only into VECIN, so the tile is filled by the vector unit).
 extern "C" __global__ __aicore__ void broken_missing_v_mte3(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
-    TQue<QuePosition::VECIN, 1> q;
+    TQue<QuePosition::VECOUT, 1> q;
     pipe.InitBuffer(q, 1, kElems * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kElems);
     LocalTensor<float> t = q.AllocTensor<float>();
-    DataCopy(t, g, kElems);
-    q.EnQue(t);
-    t = q.DeQue<float>();
+    Duplicate(t, 1.0f, kElems);
+    PipeBarrier<PIPE_V>();
     Muls(t, t, 2.0f, kElems);
     DataCopy(g, t, kElems);
     q.FreeTensor(t);
@@ -366,17 +372,19 @@ extern "C" __global__ __aicore__ void broken_missing_vector_barrier(GM_ADDR x, G
 // MTE2 reads back GM this core's MTE3 may still be writing.
 extern "C" __global__ __aicore__ void broken_missing_mte3_mte2(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
-    TBuf<TPosition::VECIN> buf;
-    pipe.InitBuffer(buf, 2 * 256);
+    TBuf<TPosition::VECOUT> out;  // stored from (DataCopy: VECOUT only)
+    TBuf<TPosition::VECIN> in;    // loaded into (DataCopy: VECIN only)
+    pipe.InitBuffer(out, 256);
+    pipe.InitBuffer(in, 256);
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kElems);
-    LocalTensor<float> a = buf.Get<float>(64);
+    LocalTensor<float> a = out.Get<float>(64);
     Duplicate(a, 1.0f, 64);
     int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
     SetFlag<HardEvent::V_MTE3>(eventVMte3);
     WaitFlag<HardEvent::V_MTE3>(eventVMte3);
     DataCopy(g, a, 64);
-    DataCopy(buf.GetWithOffset<float>(64, 256), g, 64);
+    DataCopy(in.Get<float>(64), g, 64);
 }
 
 // A vector op on a tensor whose buffer went back to the queue.
@@ -414,11 +422,13 @@ extern "C" __global__ __aicore__ void broken_sync_all_kernel_type(GM_ADDR x, GM_
 template <bool synced> void CrossCore(GM_ADDR x) {
     KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
     TPipe pipe;
-    TBuf<TPosition::VECIN> buf;
-    pipe.InitBuffer(buf, 256);
+    TBuf<TPosition::VECOUT> out;  // block 1 stores from it (DataCopy: VECOUT only)
+    TBuf<TPosition::VECIN> in;    // block 0 loads into it (DataCopy: VECIN only)
+    pipe.InitBuffer(out, 256);
+    pipe.InitBuffer(in, 256);
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kElems);
-    LocalTensor<float> t = buf.Get<float>(64);
+    LocalTensor<float> t = out.Get<float>(64);
     if (GetBlockIdx() == 1) {
         Duplicate(t, 1.0f, 64);
         int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
@@ -427,7 +437,7 @@ template <bool synced> void CrossCore(GM_ADDR x) {
         DataCopy(g, t, 64);
     }
     if (synced) SyncAll();
-    if (GetBlockIdx() == 0) DataCopy(t, g, 64);
+    if (GetBlockIdx() == 0) DataCopy(in.Get<float>(64), g, 64);
 }
 extern "C" __global__ __aicore__ void broken_cross_core_race(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { CrossCore<false>(x); }
 extern "C" __global__ __aicore__ void correct_cross_core(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { CrossCore<true>(x); }
@@ -465,9 +475,11 @@ extern "C" __global__ __aicore__ void broken_unregistered_tiling(GM_ADDR x, GM_A
 enum SoftZeroing { kHost, kEarly, kLate };
 template <SoftZeroing zeroing> void SoftSync(GM_ADDR x) {
     TPipe pipe;
-    TBuf<TPosition::VECIN> buf, work;
+    TBuf<TPosition::VECOUT> buf;  // stored from (DataCopy: VECOUT only)
+    TBuf<TPosition::VECIN> work, in;
     pipe.InitBuffer(buf, 512);
     pipe.InitBuffer(work, 16384);
+    pipe.InitBuffer(in, 256);  // block 0's load (DataCopy: VECIN only)
     GlobalTensor<int32_t> sync;
     sync.SetGlobalBuffer((__gm__ int32_t*)x, 16);
     GlobalTensor<float> data;
@@ -495,7 +507,7 @@ template <SoftZeroing zeroing> void SoftSync(GM_ADDR x) {
         DataCopy(data, t, 64);
     }
     SyncAll(sync, buf.GetWithOffset<int32_t>(64, 256), 2);
-    if (GetBlockIdx() == 0) DataCopy(t, data, 64);
+    if (GetBlockIdx() == 0) DataCopy(in.Get<float>(64), data, 64);
 }
 extern "C" __global__ __aicore__ void correct_soft_sync(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { SoftSync<kHost>(x); }
 extern "C" __global__ __aicore__ void correct_soft_sync_zeroed_in_kernel(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { SoftSync<kEarly>(x); }
@@ -504,12 +516,14 @@ extern "C" __global__ __aicore__ void broken_soft_sync_zeroed_late(GM_ADDR x, GM
 // In place: MTE3 overwrites x[0..64) that this core's MTE2 may still be loading.
 extern "C" __global__ __aicore__ void broken_missing_mte2_mte3(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
-    TBuf<TPosition::VECIN> buf;
-    pipe.InitBuffer(buf, 512);
+    TBuf<TPosition::VECIN> in;    // loaded into (DataCopy: VECIN only)
+    TBuf<TPosition::VECOUT> out;  // stored from (DataCopy: VECOUT only)
+    pipe.InitBuffer(in, 256);
+    pipe.InitBuffer(out, 256);
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kElems);
-    LocalTensor<float> a = buf.Get<float>(64);
-    LocalTensor<float> b = buf.GetWithOffset<float>(64, 256);
+    LocalTensor<float> a = in.Get<float>(64);
+    LocalTensor<float> b = out.Get<float>(64);
     Duplicate(b, 1.0f, 64);
     int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
     SetFlag<HardEvent::V_MTE3>(eventVMte3);
@@ -553,7 +567,7 @@ extern "C" __global__ __aicore__ void correct_mul_add_dst(GM_ADDR x, GM_ADDR wor
     int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
     SetFlag<HardEvent::V_MTE3>(eventVMte3);
     WaitFlag<HardEvent::V_MTE3>(eventVMte3);
-    DataCopy(g[3 * n], t[2 * n], n);
+    DataCopyPad(g[3 * n], t[2 * n], DataCopyExtParams(1, n * sizeof(float), 0, 0, 0));  // dst was loaded (VECIN): DataCopy stores only from VECOUT
 }
 
 // The activation kernels' vector APIs on x[0:64): Exp, Abs, Max(x, -x), Min(x, -x), Maxs(x, 0.5), Mins(x, 0.5)
@@ -561,23 +575,25 @@ extern "C" __global__ __aicore__ void correct_mul_add_dst(GM_ADDR x, GM_ADDR wor
 extern "C" __global__ __aicore__ void correct_vector_math(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     constexpr int32_t n = 64;
     TPipe pipe;
-    TBuf<TPosition::VECIN> buf;
+    TBuf<TPosition::VECIN> in;    // x[0:64) (DataCopy loads only into VECIN)
+    TBuf<TPosition::VECOUT> buf;  // results, from t[n] (DataCopy stores only from VECOUT)
+    pipe.InitBuffer(in, n * sizeof(float));
     pipe.InitBuffer(buf, 8 * n * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, 7 * n);
-    LocalTensor<float> t = buf.Get<float>();
-    DataCopy(t, g, n);
+    LocalTensor<float> t = buf.Get<float>(), s = in.Get<float>();
+    DataCopy(s, g, n);
     int32_t eventMte2V = GetTPipePtr()->FetchEventID(HardEvent::MTE2_V);
     SetFlag<HardEvent::MTE2_V>(eventMte2V);
     WaitFlag<HardEvent::MTE2_V>(eventMte2V);
-    Muls(t[7 * n], t, -1.0f, n);
-    Exp(t[n], t, n);
-    Abs(t[2 * n], t, n);
-    Maxs(t[5 * n], t, 0.5f, n);
-    Mins(t[6 * n], t, 0.5f, n);
+    Muls(t[7 * n], s, -1.0f, n);
+    Exp(t[n], s, n);
+    Abs(t[2 * n], s, n);
+    Maxs(t[5 * n], s, 0.5f, n);
+    Mins(t[6 * n], s, 0.5f, n);
     PipeBarrier<PIPE_V>();
-    Max(t[3 * n], t, t[7 * n], n);
-    Min(t[4 * n], t, t[7 * n], n);
+    Max(t[3 * n], s, t[7 * n], n);
+    Min(t[4 * n], s, t[7 * n], n);
     int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
     SetFlag<HardEvent::V_MTE3>(eventVMte3);
     WaitFlag<HardEvent::V_MTE3>(eventVMte3);
@@ -602,12 +618,12 @@ extern "C" __global__ __aicore__ void correct_mul_add_dst_strided(GM_ADDR x, GM_
     int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
     SetFlag<HardEvent::V_MTE3>(eventVMte3);
     WaitFlag<HardEvent::V_MTE3>(eventVMte3);
-    DataCopy(g[544], t[288], 256);
+    DataCopyPad(g[544], t[288], DataCopyExtParams(1, 256 * sizeof(float), 0, 0, 0));  // dst was loaded (VECIN): DataCopy stores only from VECOUT
 }
 
 // The data paths of the copy APIs (数据搬运/<doc>.md, "具体支持的数据通路"): one copy between x and
 // a TBuf of position P (test_twin_checks.py::test_copy_paths_follow_their_docs).
-enum class PathApi { kDataCopyIn, kDataCopyStridedIn, kPadIn, kPadOut };
+enum class PathApi { kDataCopyIn, kDataCopyStridedIn, kDataCopyOut, kPadIn, kPadOut };
 template <PathApi api, TPosition P> void CopyPath(GM_ADDR x) {
     TPipe pipe;
     TBuf<P> buf;
@@ -626,7 +642,11 @@ template <PathApi api, TPosition P> void CopyPath(GM_ADDR x) {
         int32_t eventVMte3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
         SetFlag<HardEvent::V_MTE3>(eventVMte3);
         WaitFlag<HardEvent::V_MTE3>(eventVMte3);
-        DataCopyPad(g, t, DataCopyExtParams(1, 7 * sizeof(float), 0, 0, 0));
+        if constexpr (api == PathApi::kDataCopyOut) {
+            DataCopy(g, t, 64);
+        } else {
+            DataCopyPad(g, t, DataCopyExtParams(1, 7 * sizeof(float), 0, 0, 0));
+        }
     }
 }
 #define AIRFUSE_COPY_PATH(name, api)                                                                                                  \
@@ -635,6 +655,7 @@ template <PathApi api, TPosition P> void CopyPath(GM_ADDR x) {
     extern "C" __global__ __aicore__ void path_##name##_veccalc(GM_ADDR x, GM_ADDR, GM_ADDR) { CopyPath<api, TPosition::VECCALC>(x); }
 AIRFUSE_COPY_PATH(data_copy_in, PathApi::kDataCopyIn)
 AIRFUSE_COPY_PATH(data_copy_strided_in, PathApi::kDataCopyStridedIn)
+AIRFUSE_COPY_PATH(data_copy_out, PathApi::kDataCopyOut)
 AIRFUSE_COPY_PATH(pad_in, PathApi::kPadIn)
 AIRFUSE_COPY_PATH(pad_out, PathApi::kPadOut)
 

@@ -46,18 +46,20 @@ extern "C" __global__ __aicore__ void cost_uneven(GM_ADDR x, GM_ADDR workspace, 
 // until the load has landed, MTE3 until the vector result has.
 extern "C" __global__ __aicore__ void cost_wait_flag(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
-    TBuf<TPosition::VECIN> buf;
+    TBuf<TPosition::VECIN> buf;   // DataCopy loads only into VECIN
+    TBuf<TPosition::VECOUT> out;  // and stores only from VECOUT
     pipe.InitBuffer(buf, kTile * sizeof(float));
+    pipe.InitBuffer(out, kTile * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, kTile * kTiles);
-    LocalTensor<float> t = buf.Get<float>();
+    LocalTensor<float> t = buf.Get<float>(), o = out.Get<float>();
     DataCopy(t, g, kTile);
     SetFlag<HardEvent::MTE2_V>(0);
     WaitFlag<HardEvent::MTE2_V>(0);
-    Muls(t, t, 2.0f, kTile);
+    Muls(o, t, 2.0f, kTile);
     SetFlag<HardEvent::V_MTE3>(0);
     WaitFlag<HardEvent::V_MTE3>(0);
-    DataCopy(g, t, kTile);
+    DataCopy(g, o, kTile);
 }
 
 // The same tile loaded twice: the second load is a re-read, served by L2.
@@ -91,24 +93,27 @@ extern "C" __global__ __aicore__ void cost_sync_all(GM_ADDR x, GM_ADDR workspace
     DataCopy(t, g, kTile);
 }
 
-// Both WholeReduceSum kernels below: x[0..512) loaded, x[512..528) zeroed, reduce(t) on the vector
-// unit, then t[512..528) stored back to x[512..].
+// Both WholeReduceSum kernels below: x[0..512) loaded into `in` (VECIN: DataCopy loads only
+// there), o[0..16) zeroed, reduce(o, in) on the vector unit, then o[0..16) (VECOUT: DataCopy
+// stores only from there) stored back to x[512..].
 template <class F> __aicore__ inline void ReduceIntoZeroed(GM_ADDR x, const F& reduce) {
     TPipe pipe;
     TBuf<TPosition::VECIN> buf;
-    pipe.InitBuffer(buf, 1024 * sizeof(float));
+    TBuf<TPosition::VECOUT> out;
+    pipe.InitBuffer(buf, 512 * sizeof(float));
+    pipe.InitBuffer(out, 512 * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, 1024);
-    LocalTensor<float> t = buf.Get<float>();
+    LocalTensor<float> t = buf.Get<float>(), o = out.Get<float>();
     DataCopy(t, g, 512);
     SetFlag<HardEvent::MTE2_V>(0);
     WaitFlag<HardEvent::MTE2_V>(0);
-    Duplicate(t[512], 0.0f, 16);
+    Duplicate(o, 0.0f, 16);
     PipeBarrier<PIPE_V>();
-    reduce(t);
+    reduce(o, t);
     SetFlag<HardEvent::V_MTE3>(0);
     WaitFlag<HardEvent::V_MTE3>(0);
-    DataCopy(g[512], t[512], 16);
+    DataCopy(g[512], o, 16);
 }
 
 // WholeReduceSum's documented semantics (tests/kernels/test_twin_cost.py): the sums of two calls
@@ -116,16 +121,16 @@ template <class F> __aicore__ inline void ReduceIntoZeroed(GM_ADDR x, const F& r
 // repeats whose blocks are 2 blocks apart, repeats 8 blocks apart: out[8], out[9] = x[0..8) +
 // x[16..24) + x[32..36), the same from x[64].
 extern "C" __global__ __aicore__ void cost_whole_reduce_sum(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
-    ReduceIntoZeroed(x, [](const LocalTensor<float>& t) {
-        WholeReduceSum(t[512], t, 64, 4, 2, 1, 16);
-        WholeReduceSum(t[520], t, 20, 2, 1, 2, 8);
+    ReduceIntoZeroed(x, [](const LocalTensor<float>& o, const LocalTensor<float>& t) {
+        WholeReduceSum(o, t, 64, 4, 2, 1, 16);
+        WholeReduceSum(o[8], t, 20, 2, 1, 2, 8);
     });
 }
 
 // WholeReduceSum with repeatTime 0 (tests/kernels/test_twin_cost.py): a call of no repeats over
 // the zeroed sums, which must leave them zero.
 extern "C" __global__ __aicore__ void cost_whole_reduce_sum_no_repeats(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
-    ReduceIntoZeroed(x, [](const LocalTensor<float>& t) { WholeReduceSum(t[512], t, 64, 0, 1, 1, 8); });
+    ReduceIntoZeroed(x, [](const LocalTensor<float>& o, const LocalTensor<float>& t) { WholeReduceSum(o, t, 64, 0, 1, 1, 8); });
 }
 
 // Sqrt, Brcb and the level-0 Mul as documented (tests/kernels/test_twin_cost.py): x holds 512
@@ -134,21 +139,23 @@ extern "C" __global__ __aicore__ void cost_whole_reduce_sum_no_repeats(GM_ADDR x
 // stride 0, repeat stride 1), the rest of each 64-float row left at 0.
 extern "C" __global__ __aicore__ void cost_brcb_mul(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
-    TBuf<TPosition::VECIN> buf;
-    pipe.InitBuffer(buf, 1024 * sizeof(float));
+    TBuf<TPosition::VECIN> buf;   // x[0..512) (DataCopy loads only into VECIN)
+    TBuf<TPosition::VECOUT> out;  // the results, o[k] going to x[512 + k] (DataCopy stores only from VECOUT)
+    pipe.InitBuffer(buf, 512 * sizeof(float));
+    pipe.InitBuffer(out, 512 * sizeof(float));
     GlobalTensor<float> g;
     g.SetGlobalBuffer((__gm__ float*)x, 1024);
-    LocalTensor<float> t = buf.Get<float>();
+    LocalTensor<float> t = buf.Get<float>(), o = out.Get<float>();
     DataCopy(t, g, 512);
     SetFlag<HardEvent::MTE2_V>(0);
     WaitFlag<HardEvent::MTE2_V>(0);
-    Duplicate(t[512], 0.0f, 512);
+    Duplicate(o, 0.0f, 512);
     PipeBarrier<PIPE_V>();
-    Sqrt(t[512], t, 16);
-    Brcb(t[640], t, 2, BrcbRepeatParams(1, 8));
+    Sqrt(o, t, 16);
+    Brcb(o[128], t, 2, BrcbRepeatParams(1, 8));
     PipeBarrier<PIPE_V>();
-    Mul(t[768], t[256], t[640], 20, 4, BinaryRepeatParams(1, 1, 0, 8, 8, 1));
+    Mul(o[256], t[256], o[128], 20, 4, BinaryRepeatParams(1, 1, 0, 8, 8, 1));
     SetFlag<HardEvent::V_MTE3>(0);
     WaitFlag<HardEvent::V_MTE3>(0);
-    DataCopy(g[512], t[512], 512);
+    DataCopy(g[512], o, 512);
 }

@@ -121,8 +121,7 @@ template <typename T> void DataCopy(const GlobalTensor<T>& dst, const LocalTenso
     uint64_t bytes = uint64_t(count) * sizeof(T);
     twin::CheckDataCopyLen(api, bytes);
     twin::CheckUbOperand(api, "src", src.GetPosition(), src.UbOffset());
-    // Not yet checked: the doc lists only VECOUT -> GM, and rms_norm_grad.cpp on 310P still stores
-    // from buffers it also loads into (a_, acc_, b_, gammaF_), which would need splitting (twin/README.md).
+    twin::CheckCopyPath(api, twin::kDocDataCopy, "src", src.GetPosition(), {TPosition::VECOUT});
     twin::CheckFits(api, "src", bytes, src.Bytes());
     twin::CheckGlobalSize(api, count, dst.GetSize());
     twin::CheckGm(api, dst.GetPhyAddr(), bytes);
