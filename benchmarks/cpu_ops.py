@@ -24,8 +24,9 @@ back to back, 2298 after a forward with its output alive; rope_backward called d
 pattern ~2267). So of_clone compares the backward with a copy under the same conditions, and
 of_loop_clone (backward rows) with the back-to-back clone: at 2048 tokens the latter sets a
 cache-resident copy against a backward that cannot be (x, dy, dx and the forward's output do not
-fit together); at 8192 tokens, where nothing stays in cache, the two agree. Ratios are airfuse time / other time (< 1: airfuse is
-faster). The last line is worst_vs_inductor=<x>: the largest airfuse / inductor ratio over every
+fit together); at 8192 tokens, where nothing stays in cache, the two agree.
+
+Ratios are airfuse time / other time (< 1: airfuse is faster). The last line is worst_vs_inductor=<x>: the largest airfuse / inductor ratio over every
 row with >= 128 tokens. add has no backward kernel (its gradient is dz twice), so no add bwd row.
 
     .venv/bin/python benchmarks/cpu_ops.py [--quick] [--threads N] [--ops a,b] [--clock wall|cpu] [--variant V] [--dtypes d,e]
@@ -278,7 +279,6 @@ def _timed_clones_after_forward(forward, inputs, largest):
     runs, as _timed_backward times each backward: (seconds, minor faults) per call."""
     def run(calls):
         seconds = faults = 0.0
-        out = None
         for _ in range(calls):
             out = forward(**inputs)  # noqa: F841  (kept alive until the next forward, as in _timed_backward)
             started = _start()
