@@ -201,16 +201,22 @@ def _timed_forward(fn, inputs, calls):
     return seconds / calls, faults / calls
 
 
-def _timed_backward(fn, inputs, grads, differentiable, calls):
-    leaves = [inputs[name] for name in differentiable]
+def _timed_after_forward(forward, inputs, timed, calls):
+    """(seconds, minor faults) per call of timed(out), each timed after an untimed forward whose
+    outputs `out` stay alive until the next forward (as a backward's saved activations do)."""
     seconds = faults = 0.0
     for _ in range(calls):
-        out = as_tuple(fn(**inputs))
+        out = as_tuple(forward(**inputs))
         started = _start()
-        torch.autograd.grad(out, leaves, grads[: len(out)])
+        timed(out)
         call_seconds, call_faults = _elapsed(started)
         seconds, faults = seconds + call_seconds, faults + call_faults
     return seconds / calls, faults / calls
+
+
+def _timed_backward(fn, inputs, grads, differentiable, calls):
+    leaves = [inputs[name] for name in differentiable]
+    return _timed_after_forward(fn, inputs, lambda out: torch.autograd.grad(out, leaves, grads[: len(out)]), calls)
 
 
 def measure(candidates: dict, run, rounds: int, target_s: float) -> tuple[dict, dict]:
@@ -275,18 +281,8 @@ def _timed_clones(largest):
 
 
 def _timed_clones_after_forward(forward, inputs, largest):
-    """Each clone timed after an untimed forward, the previous forward's output alive while it
-    runs, as _timed_backward times each backward: (seconds, minor faults) per call."""
-    def run(calls):
-        seconds = faults = 0.0
-        for _ in range(calls):
-            out = forward(**inputs)  # noqa: F841  (kept alive until the next forward, as in _timed_backward)
-            started = _start()
-            largest.clone()
-            call_seconds, call_faults = _elapsed(started)
-            seconds, faults = seconds + call_seconds, faults + call_faults
-        return seconds / calls, faults / calls
-    return run
+    """Clones timed as _timed_backward times each backward (_timed_after_forward)."""
+    return lambda calls: _timed_after_forward(forward, inputs, lambda _: largest.clone(), calls)
 
 
 def main():
