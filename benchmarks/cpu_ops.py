@@ -48,6 +48,19 @@ flt_af, flt_ind and flt_cl print the minor page faults per call (median over rou
 the timed span alone) of airfuse, inductor and the clone. Reuse is glibc's choice, not a promise:
 with the largest blocks it still grows the heap on some calls (a 721 MB clone, swiglu bwd float32
 8192: 176,128 faults on 2 calls of 4, measured apart), and such a row's fault column shows it.
+Why, though the heap holds enough free memory: c10 allocates every CPU tensor with
+posix_memalign(64), and glibc (2.36 here) serves an aligned request only from a free chunk of at
+least its size plus the alignment and a minimum chunk. A freed block of exactly a tensor's size
+whose neighbour is held (e.g. the tail split off it, taken by a small allocation) cannot serve the
+next tensor of that size: the heap grows by a block, faulting every page, while the freed one
+stays unused. Measured with glibc's mallinfo2, rms_norm fwd float32 (tokens 1 to 8192 in one
+process): at 2048 tokens the Hugging Face composite grew the heap by 32 MB (8,192 faults) on 3 of
+5 timed rounds with 204-300 MB free; at 8192 tokens the contenders grew it by 128-256 MB on each
+of the 6 warm-up calls, 0.4-1.3 GB free; a C loop of posix_memalign(64, 32 MB), malloc(100),
+free grew it 32 -> 128 MB in 6 calls (plain malloc: one block, reused). Which calls it hits depends on the heap's layout, hence runs that
+differ (that row once had 10,923 faults a call: 32,768, one 128 MB block, per 3 calls). No glibc
+setting removes it (mmap or trimming would fault on every call); an allocator keeping freed blocks
+by size (jemalloc, tcmalloc), preloaded, would.
 
 --clock cpu times with the process's CPU clock instead of the wall clock: on a loaded, shared
 machine it leaves out the time the process waits for a core (it counts every thread's time, so it

@@ -1,19 +1,25 @@
 // Fused CPU kernels of the activations: silu_mul, swiglu, gelu and their backwards (math:
 // airfuse/ops/silu_mul.py, swiglu.py, gelu.py). silu_mul and swiglu keep its operation order, with
-// at::vec's inline exp_u20 for the exp (below); gelu's tanh form is rearranged for speed (one exp, a
-// refined reciprocal estimate; on AVX512 an exp of its own, TanhGate). Its float32 error against
-// float64, measured in every variant on [-20, 20] (DEFAULT's exact division alike): <= 1.1e-6
-// relative for x >= -3, <= 4e-6 for x >= -6 (the largest near -5.9), <= 2e-6 absolute everywhere.
-// Left of -6, where |gelu(x)| < 1e-10, it drifts up to ~1.3e-5 relative, then flushes to 0
-// (AVX2/AVX512 at -10, DEFAULT by -10.7). bfloat16 keeps 8 significant bits, and AVX512
-// computes it with less accuracy (kOutputBits): over every finite bfloat16 x, against float64 (the
-// sigmoid form of airfuse/ops/gelu.py) rounded once, 99.95 % of forward and backward results
-// (dy random) are that value (AVX2 99.99 %) and the rest 1 ulp off, except the flush left of -10
-// (AVX2's too) and, backward, next to the zero of GELU's slope at x = -0.75 (3 ulps, 5e-6
-// absolute). float16 gets float32's math: 99.99 % rounded as float64, 1 ulp at most
-// (tests/test_gelu.py holds both).
+// at::vec's inline exp_u20 for the exp (below); gelu's tanh form is rearranged for speed (one exp and
+// one reciprocal; in float on AVX2 and AVX512 an exp of its own and a refined reciprocal estimate,
+// TanhGate). Its float32 error against float64, measured in every variant on [-20, 20] (DEFAULT's
+// exact division alike): <= 1.1e-6 relative for x >= -3, <= 4e-6 for x >= -6 (the largest near
+// -5.9), <= 2e-6 absolute everywhere. Left of -6, where |gelu(x)| < 1e-10, it drifts up to ~1.3e-5
+// relative, then flushes to 0 (AVX2/AVX512 at -10, DEFAULT by -10.7). bfloat16 keeps 8 significant
+// bits, and AVX512 computes it with less accuracy (kOutputBits): over every finite bfloat16 x,
+// against float64 (the sigmoid form of airfuse/ops/gelu.py) rounded once, 99.95 % of forward and
+// backward results (dy random) are that value and the rest 1 ulp off, except the flush left of
+// -10 and, backward, next to the zero of GELU's slope at x = -0.75 (3 ulps, 5e-6 absolute). float16
+// gets float32's math: 99.99 % rounded as float64, 1 ulp at most. AVX2 looks the tanh form up in
+// tables of the float64 math in both 16-bit dtypes (kGeluTables): every forward result is the
+// float64 value rounded once, every backward one dy * slope rounded once from float (100 % of
+// both in that sweep; float16's forward 99.992 % against torch's float64-to-float16 conversion,
+// which rounds through float32: the rest, 5 values, 1 ulp off it and nearer the float64 value),
+// with no flush. (tests/test_gelu.py holds every variant to these bounds.)
 // All elementwise: one read of each input, one write of each output.
 #include <cmath>
+#include <cstring>
+#include <memory>
 
 #include "vec_io.h"
 
@@ -94,29 +100,16 @@ C10_ALWAYS_INLINE Vec<M> where_non_negative(const Vec<M>& w, const Vec<M>& yes, 
   return Vec<M>::blendv(no, yes, w >= Vec<M>(M(0)));
 }
 
-// 1 / v for v in [1, 2]. In float on AVX2: the hardware's estimate of 1 / v refined by one Newton
-// step, within about 2^-22 of the quotient: a division costs more than the rest of a GELU element
-// (it was most of gelu's time in bfloat16). float64, the reference dtype, divides.
-template <class M>
-C10_ALWAYS_INLINE Vec<M> reciprocal_1_to_2(const Vec<M>& v) {
-#if defined(CPU_CAPABILITY_AVX2)
-  if constexpr (std::is_same_v<M, float>) {
-    const Vec<M> estimate(_mm256_rcp_ps(v));
-    return estimate * (Vec<M>(M(2)) - v * estimate);
-  }
-#endif
-  return Vec<M>(M(1)) / v;
-}
-
-// sigmoid(w) and sigmoid(-w) from one exp and one reciprocal: with e = exp(-|w|) in [0, 1] and
+// sigmoid(w) and sigmoid(-w) from one exp and one division: with e = exp(-|w|) in [0, 1] and
 // q = 1 / (1 + e), they are q and e * q (in the order w's sign says). Nothing overflows, whatever w.
+// (DEFAULT's, and float64's, the reference dtype: AVX2 and AVX512 compute float with TanhGate.)
 template <class M>
 struct SigmoidPair {
   Vec<M> of_w, of_minus_w;
 
   C10_ALWAYS_INLINE explicit SigmoidPair(const Vec<M>& w) {
     const Vec<M> e = w.abs().neg().exp_u20();
-    const Vec<M> q = reciprocal_1_to_2(Vec<M>(M(1)) + e), eq = e * q;
+    const Vec<M> q = Vec<M>(M(1)) / (Vec<M>(M(1)) + e), eq = e * q;
     of_w = where_non_negative(w, q, eq);
     of_minus_w = where_non_negative(w, eq, q);
   }
@@ -128,6 +121,10 @@ struct SigmoidPair {
 // exact value would (header). float16 (11 bits) gets float32's math.
 template <class T>
 constexpr int kOutputBits = std::is_same_v<T, at::BFloat16> ? 8 : std::is_same_v<T, at::Half> ? 11 : 24;
+
+// 2^f for f in [0, 1], for exp2_of (below): c[0] f^n + c[1] f^(n-1) + ... + c[n].
+constexpr std::array kExp2Degree3{0x1.4095eap-4f, 0x1.cf7a66p-3f, 0x1.640eaap-1f, 1.0f};
+constexpr std::array kExp2Degree5{0x1.eca6f0p-10f, 0x1.269deep-7f, 0x1.c94440p-5f, 0x1.ebd8a0p-3f, 0x1.62e4c8p-1f, 1.0f};
 
 #if defined(CPU_CAPABILITY_AVX512)
 // c[0] f^n + c[1] f^(n-1) + ... + c[n], by Horner's rule.
@@ -152,9 +149,9 @@ C10_ALWAYS_INLINE __m512 exp2_of(const __m512& s) {
   const __m512 f = _mm512_reduce_ps(s, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
   __m512 p;
   if constexpr (kBits <= 8) {
-    p = polynomial(f, std::array{0x1.4095eap-4f, 0x1.cf7a66p-3f, 0x1.640eaap-1f, 1.0f});
+    p = polynomial(f, kExp2Degree3);
   } else {
-    p = polynomial(f, std::array{0x1.eca6f0p-10f, 0x1.269deep-7f, 0x1.c94440p-5f, 0x1.ebd8a0p-3f, 0x1.62e4c8p-1f, 1.0f});
+    p = polynomial(f, kExp2Degree5);
   }
   // (Not less than -126, or NaN.)
   return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(s, _mm512_set1_ps(-126.0f), _CMP_NLT_UQ), p, s);
@@ -177,6 +174,34 @@ struct TanhGate {
     if constexpr (kBits > 8) q = _mm512_maskz_fmadd_ps(normal, q, _mm512_fnmadd_ps(d, q, one), q);
   }
 };
+#elif defined(CPU_CAPABILITY_AVX2)
+// The tanh form's gate in float on AVX2 (float32 only: its 16-bit dtypes use tables, kGeluTables),
+// as AVX512's TanhGate<24>: the same degree-5 polynomial for 2^f, the same e = 0 where s < -126
+// and q = 0 where 1 + e >= 2^126. AVX2 has neither vreduceps nor vscalefps: s is clamped to at
+// most 127 (q is 0 well before), so that 2^floor(s) is a normal float built in its exponent field
+// and e = 2^f * 2^floor(s) exactly as vscalefps gives it; rcpps (within 1.5 * 2^-12) is refined
+// by a Newton step. 23 instructions a vector forward (the loop's arithmetic in the object code),
+// against 34 with at::vec's exp_u20 and SigmoidPair's sign selects: gelu float32 at 2048 x 4096
+// took 0.63x the time, its backward 0.75x (1 thread, in one process). Its error against float64
+// on [-20, 20] is within the header's bounds (measured: 8.3e-7 relative for x >= -3, 3.3e-6 for
+// x >= -6, 1.9e-6 absolute, 9.8e-6 relative on [-10, -6]; 0 from x = -10.001). NaN stays NaN
+// (vminps returns its second operand where either is NaN; NaN's exponent field stays all ones).
+struct TanhGate {
+  Vec<float> e, q;
+
+  C10_ALWAYS_INLINE explicit TanhGate(const Vec<float>& x) {
+    const __m256 s = _mm256_min_ps(_mm256_set1_ps(127.0f), tanh_argument(x, -M_LOG2E));
+    const __m256 floor = _mm256_round_ps(s, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    const __m256 f = _mm256_sub_ps(s, floor);
+    __m256 p = _mm256_set1_ps(kExp2Degree5[0]);
+    c10::ForcedUnroll<kExp2Degree5.size() - 1>{}(
+        [&](auto i) C10_ALWAYS_INLINE_ATTRIBUTE { p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(kExp2Degree5[i + 1])); });
+    const __m256i scaled = _mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_cvtps_epi32(floor), 23));
+    e = _mm256_andnot_ps(_mm256_cmp_ps(s, _mm256_set1_ps(-126.0f), _CMP_LT_OQ), _mm256_castsi256_ps(scaled));
+    const __m256 one = _mm256_set1_ps(1.0f), d = _mm256_add_ps(one, e), r = _mm256_rcp_ps(d);
+    q = _mm256_andnot_ps(_mm256_cmp_ps(d, _mm256_set1_ps(0x1p126f), _CMP_GE_OQ), _mm256_fmadd_ps(r, _mm256_fnmadd_ps(d, r, one), r));
+  }
+};
 #endif
 
 // Phi(x), the gate GELU multiplies x by.
@@ -184,6 +209,8 @@ template <bool kTanh, int kBits, class M>
 C10_ALWAYS_INLINE Vec<M> cdf(const Vec<M>& x) {
 #if defined(CPU_CAPABILITY_AVX512)
   if constexpr (kTanh && std::is_same_v<M, float>) return TanhGate<kBits>(x).q;
+#elif defined(CPU_CAPABILITY_AVX2)
+  if constexpr (kTanh && std::is_same_v<M, float>) return TanhGate(x).q;
 #endif
   if constexpr (kTanh) return SigmoidPair<M>(tanh_argument(x)).of_w;
   return Vec<M>(M(0.5)) * (x.neg() * Vec<M>(M(kSqrtHalf))).erfc();
@@ -204,6 +231,13 @@ C10_ALWAYS_INLINE Vec<M> gelu_slope(const Vec<M>& x) {
       const __mmask16 live = _mm512_cmp_ps_mask(density, _mm512_setzero_ps(), _CMP_NEQ_OQ);
       return _mm512_add_ps(g.q, _mm512_maskz_mul_ps(live, x * slope, density));
     }
+#elif defined(CPU_CAPABILITY_AVX2)
+    if constexpr (std::is_same_v<M, float>) {
+      // As below, sigmoid(-w) being e * q.
+      const TanhGate g(x);
+      const Vec<M> density = g.q * (g.e * g.q);
+      return g.q + Vec<M>::blendv(x * slope * density, Vec<M>(M(0)), density == Vec<M>(M(0)));
+    }
 #endif
     const SigmoidPair<M> s(tanh_argument(x));
     const Vec<M> density = s.of_w * s.of_minus_w;
@@ -212,6 +246,99 @@ C10_ALWAYS_INLINE Vec<M> gelu_slope(const Vec<M>& x) {
     return cdf<false, kBits>(x) + x * (Vec<M>(M(-0.5)) * x * x).exp() * Vec<M>(M(kInvSqrt2Pi));
   }
 }
+
+// GELU's tanh form in bfloat16 and float16 on AVX2, by table: either dtype has 65,536 values, so
+// each kernel looks up, by the bits of x, what the float64 math (airfuse/ops/gelu.py's sigmoid
+// form) gives for that x: the forward its result rounded once, the backward its slope in float
+// (dx = dy * slope, rounded once from float). On AVX2 the math is compute-bound, 8 lanes wide, at
+// every size: on an AMD EPYC (Zen 3, AVX2 only, 1 thread, 2048 tokens x 4096, process CPU time,
+// medians of 11 rounds interleaved in one process) gelu took 9.8 ms in bfloat16 (7.6 in float16)
+// against a clone's 1.85, its backward 12.7 (10.3); by table 3.3 (3.6) and 5.4 (5.8). The tables
+// (128 KB + 256 KB per dtype; randn-like activations touch a few KB of them) are built once, on
+// first use. AVX512 and DEFAULT keep the vector math (the tables were not measured there).
+#if defined(CPU_CAPABILITY_AVX2)
+template <class T>
+constexpr bool kGeluTables = std::is_same_v<T, at::BFloat16> || std::is_same_v<T, at::Half>;
+#else
+template <class T>
+constexpr bool kGeluTables = false;
+#endif
+
+// The value of T nearest to v (ties to even): float's rounding first lands on it or a neighbour.
+template <class T>
+T rounded_once(double v) {
+  T best = static_cast<T>(static_cast<float>(v));
+  if (!std::isfinite(static_cast<float>(best))) return best;
+  const uint16_t bits = best.x;
+  for (const int step : {-1, 1}) {
+    const T other(static_cast<uint16_t>(bits + step), T::from_bits());
+    if (!std::isfinite(static_cast<float>(other))) continue;
+    const double d = std::abs(v - static_cast<double>(static_cast<float>(other)));
+    const double d_best = std::abs(v - static_cast<double>(static_cast<float>(best)));
+    if (d < d_best || (d == d_best && other.x % 2 == 0)) best = other;
+  }
+  return best;
+}
+
+// The tables of T, by the bits of x: y[bits], the bits of gelu(x); slope[bits], GELU's slope at x.
+// The float64 math as airfuse/ops/gelu.py writes it (_tanh_argument, torch.sigmoid's 1 / (1 + exp(-w)),
+// _x_times_density's term 0 where the density is).
+template <class T>
+struct GeluTables {
+  std::array<uint16_t, 1 << 16> y;
+  std::array<float, 1 << 16> slope;
+
+  GeluTables() {
+    const auto sigmoid = [](double w) { return 1 / (1 + std::exp(-w)); };
+    for (uint32_t bits = 0; bits < y.size(); ++bits) {
+      const double x = static_cast<float>(T(static_cast<uint16_t>(bits), T::from_bits()));
+      const double w = kTanhScale * x * (1 + kCubic * x * x);
+      const double gate = sigmoid(w), density = gate * sigmoid(-w);
+      const double term = density == 0 ? 0 : x * (kTanhScale * (1 + 3 * kCubic * x * x)) * density;
+      y[bits] = rounded_once<T>(x * gate).x;
+      slope[bits] = static_cast<float>(gate + term);
+    }
+  }
+};
+
+template <class T>
+const GeluTables<T>& gelu_tables() {
+  static const auto tables = std::make_unique<const GeluTables<T>>();
+  return *tables;
+}
+
+// y = gelu(x) (tanh form) by table, 4 elements a step: one 64-bit load and store, four lookups.
+template <class T>
+void gelu_by_table(const T* x, T* y, int64_t n) {
+  const uint16_t* table = gelu_tables<T>().y.data();
+  const auto* in = reinterpret_cast<const uint16_t*>(x);
+  auto* out = reinterpret_cast<uint16_t*>(y);
+  at::parallel_for(0, n, at::internal::GRAIN_SIZE, [&](int64_t begin, int64_t end) {
+    int64_t i = begin;
+    for (; i + 4 <= end; i += 4) {
+      uint64_t v;
+      std::memcpy(&v, in + i, sizeof(v));
+      const uint64_t r = uint64_t(table[v & 0xffff]) | uint64_t(table[(v >> 16) & 0xffff]) << 16 |
+                         uint64_t(table[(v >> 32) & 0xffff]) << 32 | uint64_t(table[v >> 48]) << 48;
+      std::memcpy(out + i, &r, sizeof(r));
+    }
+    for (; i < end; ++i) out[i] = table[in[i]];
+  });
+}
+
+#if defined(CPU_CAPABILITY_AVX2)
+// GELU's slope at the lanes of x (each a value of T, converted exactly to float), from T's table.
+template <class T>
+C10_ALWAYS_INLINE Vec<float> slope_by_table(const Vec<float>& x, const float* table) {
+  __m256i bits;
+  if constexpr (std::is_same_v<T, at::BFloat16>) {
+    bits = _mm256_srli_epi32(_mm256_castps_si256(x), 16);
+  } else {
+    bits = _mm256_cvtepu16_epi32(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+  }
+  return Vec<float>(_mm256_i32gather_ps(table, bits, 4));
+}
+#endif
 
 // f(std::true_type{}) for the tanh form, f(std::false_type{}) for the erf one: the form is a
 // compile-time choice inside the vector loop.
@@ -283,6 +410,9 @@ at::Tensor gelu(const at::Tensor& x_in, c10::string_view approximate) {
     using T = decltype(t);
     using M = Math<T>;
     with_gelu_form(approximate, [&](auto form) {
+      if constexpr (kGeluTables<T> && decltype(form)::value) {
+        return gelu_by_table(x.const_data_ptr<T>(), y.mutable_data_ptr<T>(), x.numel());
+      }
       elementwise<T, 1, 1>(1, x.numel(), {x.const_data_ptr<T>()}, {0}, {y.mutable_data_ptr<T>()}, {0}, streaming_of(x),
                            [](const std::array<Vec<M>, 1>& v) C10_ALWAYS_INLINE_ATTRIBUTE {
                              return std::array{v[0] * cdf<decltype(form)::value, kOutputBits<T>>(v[0])};
@@ -300,6 +430,15 @@ at::Tensor gelu_backward(const at::Tensor& dy_in, const at::Tensor& x_in, c10::s
     using M = Math<T>;
     with_gelu_form(approximate, [&](auto form) {
       constexpr bool kTanh = decltype(form)::value;
+#if defined(CPU_CAPABILITY_AVX2)
+      if constexpr (kGeluTables<T> && kTanh) {
+        const float* table = gelu_tables<T>().slope.data();
+        return elementwise<T, 2, 1>(1, x.numel(), {dy.const_data_ptr<T>(), x.const_data_ptr<T>()}, {0, 0}, {dx.mutable_data_ptr<T>()}, {0},
+                                    streaming_of(x), [table](const std::array<Vec<M>, 2>& v) C10_ALWAYS_INLINE_ATTRIBUTE {
+                                      return std::array{v[0] * slope_by_table<T>(v[1], table)};
+                                    });
+      }
+#endif
       elementwise<T, 2, 1>(1, x.numel(), {dy.const_data_ptr<T>(), x.const_data_ptr<T>()}, {0, 0}, {dx.mutable_data_ptr<T>()}, {0},
                            streaming_of(x), [](const std::array<Vec<M>, 2>& v) C10_ALWAYS_INLINE_ATTRIBUTE {
                              return std::array{v[0] * gelu_slope<kTanh, kOutputBits<T>>(v[1])};
