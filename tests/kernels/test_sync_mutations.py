@@ -50,8 +50,10 @@ ADD_NORM_SCENARIOS = [(B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 0), (
 ROPE_SCENARIOS = [(B2, (2, 4, 3, 64), (1, 1, 3, 64), F16, F32, "half", 0), (B2, (3, 6), (3, 6), F32, F32, "interleave", 0),
                   (B2, (2, 3, 4, 5, 10), (2, 1, 4, 1, 10), BF16, BF16, "half", 3), (P3, (2, 4, 3, 64), (1, 1, 3, 64), F16, F16, "interleave", 0),
                   (P3, (3, 16), (3, 16), F32, F32, "half", 2)]
-ADD_SCENARIOS = [(B2, (3, 5, 129), F16, 0), (B2, (4097,), F32, 0), (B2, (70000,), BF16, 3), (P3, (3, 5, 129), F16, 0), (P3, (3, 1), F32, 0),
-                 (P3, (4097,), F32, 2)]
+# (chip, shape, dtype, block_dim): 910B half/bf16 cores of one tile go through ProcessGroups, one
+# group (3 x 5 x 129: 128 a core, the last 15) or two (128 x 128: 192 + 192, the last core 192 + 64).
+ADD_SCENARIOS = [(B2, (3, 5, 129), F16, 0), (B2, (128, 128), BF16, 0), (B2, (4097,), F32, 0), (B2, (70000,), BF16, 3),
+                 (P3, (3, 5, 129), F16, 0), (P3, (3, 1), F32, 0), (P3, (4097,), F32, 2)]
 
 # The activation kernels (kernels/act_kernel.h): (chip, shape of a and b, or of the flat gelu input, dtype, block_dim).
 # block_dim 1 gives one core several tiles; swiglu takes x with the halves of shape[-1].
