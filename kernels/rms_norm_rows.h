@@ -10,7 +10,9 @@
 // of at least 32 B and steps of whole blocks of rows) is computed for all its rows by vector ops
 // (Sqrt and Div, exact to 1 ulp: never the approximate Rsqrt) and applied through a block per row
 // (Brcb on A2; a Gather on 310P, where the twin does not model Brcb's reserved UB) and strided
-// Muls, no scalar read per row; elsewhere rstd is computed on the scalar unit.
+// Muls, no scalar read per row; elsewhere rstd is computed on the scalar unit. A2 cores of one
+// resident step (half/bf16) split it into row groups, each with its own rstd, their chains
+// software-pipelined (ProcessGroups).
 #pragma once
 #include "gm_copy.h"
 #include "rms_norm_tiling.h"
@@ -102,6 +104,12 @@ private:
     // row is read while the vector pipe scales the rows before it). Each row has its own part of
     // work_.
     __aicore__ inline void ProcessResident() {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        if constexpr (!kIsFloat<T>) {
+            RowGroup groups[kMaxGroups];
+            if (uint32_t count = PlanGroups(groups)) return ProcessGroups(groups, count);
+        }
+#endif
         uint32_t d = t_.numCols, span = mover_.Span(d), stride = t_.rowStride;
         LocalTensor<float> g = gammaF_.Get<float>();
         bool prefetch = t_.bufferNum > 1, vecRstd = t_.rstdVecBytes != 0;
@@ -274,6 +282,322 @@ private:
             StepOut(x, x2, sum, y, r, done, n, more && !prefetch, true, w, castLater, part, scaleLater, w, g);
         }
     }
+
+#if AIRFUSE_HAS_DATA_COPY_PAD
+    // Row groups (A2, a core of one resident step, half/bf16 x kept as float apart from its
+    // squares): the step's rows load in groups one after another, each under its own MTE2 -> V
+    // flag, and each group goes through the whole chain (its own row sums, rstd and scaling) and
+    // stores its y as soon as it is cast. The groups' chains are software-pipelined: the vector
+    // work runs in windows, each ended by one PipeBarrier, in which every group under way issues
+    // one op of its chain (GroupOp), group k from window k * kGroupLag on, the oldest first (its
+    // last cast, whose store follows, before the newest group's first op, which waits for its
+    // load). Each dependent op's latency and barrier is paid once per window for the groups in
+    // it, and y's first rows leave while the last rows load: with the step's rows sharing one
+    // rstd, a chain of 11 dependent ops ran after the whole load and before the whole store
+    // (benchmarks/results/README.md "Eighth round").
+    static constexpr uint32_t kMaxGroups = 4;
+    // Windows between two groups' starts: about a group's load (910B2 rms_norm 1024 x 128, 6 rows of
+    // 256 B: 81 cycles, windows of ~40); one window waits for each load, three add windows.
+    static constexpr uint32_t kGroupLag = 2;
+    enum class GroupOp : uint8_t { kAddIn, kAdd, kRound, kCast, kSquare, kSums, kAxpy, kSqrt, kDiv, kBrcb, kScaleRstd, kScalarRstd, kCastBack };
+    static constexpr uint32_t kMaxGroupOps = 24;  // GroupChain: 3 + 2 + row-sum levels (<= 9) + 5 + 1
+
+    struct RowGroup {
+        uint32_t first, rows;
+        uint32_t sums, scratch, e;  // floats into red_: its row sums, RowSums scratch and (vector rstd) epsilon, then rstd terms
+        uint32_t rstd;              // vector rstd: floats into rstd's stage (GroupTensors::r)
+        TEventID in;                // its load's MTE2 -> V flag (the first group's is its queues')
+    };
+
+    // The tensors a group's ops read and write, each at row 0 of the step (a group takes its rows).
+    struct GroupTensors {
+        LocalTensor<T> x, x2, sum, y, stage;  // stage: y's second buffer, holding r (vector rstd)
+        LocalTensor<float> w, b, sq, r, g;
+        uint32_t slotRows;  // BrcbSlotRows
+    };
+
+    // The groups of this core's rows, 0 when it does not take them: more than one group, and a
+    // later group's y moving >= kPartBytesA2 times the cores launched (shorter parts cost their
+    // barriers more than their transfers overlap: 910B2 bf16 rms_norm 128 x 128). Each group's
+    // sums, scratch and epsilon take whole 32 B blocks of their own (two groups' ops never write
+    // one block between barriers): with the vector rstd, packed, in red_'s blocks of row sums
+    // (which that path leaves free); else a block per row there, and the scratch after it.
+    __aicore__ inline uint32_t PlanGroups(RowGroup* groups) const {
+        uint32_t n = rows_.count, d = t_.numCols;
+        bool sqApart = !kIsFloat<T> && (kResidual || t_.squaresBytes != 0), packed = t_.rstdVecBytes != 0;
+        if (mover_.aligned || !sqApart || n != StepRows(0) || n < 2 || (packed && t_.bufferNum < 2)) return 0;
+        uint32_t count = n < kMaxGroups ? n : kMaxGroups, first = 0, cursor = 0, scratch = SumsFloats(), rstd = 0;
+        for (uint32_t k = 0; k < count; ++k) {
+            uint32_t m = n / count + (k < n % count ? 1 : 0), size = GroupScratchFloats(m);
+            if (size == ~0u) return 0;
+            groups[k] = {first, m, 0, 0, 0, rstd, TEventID{}};
+            rstd += RoundUpTo(m, 8);
+            if (packed) {
+                groups[k].scratch = cursor;
+                groups[k].sums = cursor + size;
+                groups[k].e = cursor + size + RoundUpTo(m, 8);
+                cursor += size + 2 * RoundUpTo(m, 8);
+            } else {
+                groups[k].sums = first * kSumStride;
+                groups[k].scratch = scratch;
+                scratch += size;
+            }
+            first += m;
+        }
+        for (uint32_t k = 1; k < count; ++k)
+            if (GroupSumLevels(groups[k].rows) != GroupSumLevels(groups[0].rows)) return 0;  // one chain for every group
+        if (count < 2 || uint64_t(groups[count - 1].rows) * d * sizeof(T) * GetBlockNum() < kPartBytesA2) return 0;
+        if (packed && 2 * BrcbSlotRows(groups, count) > RoundUpTo(t_.rowsPerLoop, 8)) return 0;
+        return cursor <= SumsFloats() && scratch <= t_.redBytes / 4 ? count : 0;
+    }
+
+    // Rows of each of the two slots of rstdV_'s Brcb part the groups take in turn (Brcb writes
+    // whole repeats of 8 rows' blocks): group k + 2 overwrites group k's slot after group k's scaling read it.
+    __aicore__ inline uint32_t BrcbSlotRows(const RowGroup* groups, uint32_t count) const {
+        uint32_t most = 0;
+        for (uint32_t k = 0; k < count; ++k) most = groups[k].rows > most ? groups[k].rows : most;
+        return RoundUpTo(most, 8);
+    }
+
+    // Floats of RowSums scratch for a group of m rows (GroupSums), ~0u where GroupSums has no
+    // layout: planes (q slices of each row, packed with the vector rstd, else a block per row),
+    // or each row's partials (more repeats than rows; a whole number of repeats, <= 64).
+    __aicore__ inline uint32_t GroupScratchFloats(uint32_t m) const {
+        uint32_t q = CeilDivU(t_.numCols, kRepeatFloats);
+        if (q == 1) return 0;
+        if (q <= m) return q * (t_.rstdVecBytes ? RoundUpTo(m, 8) : m * kSumStride);
+        if (t_.numCols % kRepeatFloats || q > kRepeatFloats) return ~0u;
+        return m * RoundUpTo(q, 8);
+    }
+
+    // Levels of a group's row sums (GroupSums): planes, one reduction then halving adds; partials two.
+    __aicore__ inline uint32_t GroupSumLevels(uint32_t m) const {
+        uint32_t q = CeilDivU(t_.numCols, kRepeatFloats), levels = 1;
+        if (q > m) return 2;
+        for (uint32_t count = q; count > 1; count -= count / 2) ++levels;
+        return levels;
+    }
+
+    __aicore__ inline void ProcessGroups(RowGroup* groups, uint32_t count) {
+        bool vecRstd = t_.rstdVecBytes != 0;
+        GroupTensors t;
+        TEventID gammaIn = LoadGroups(t, groups, count);
+        if constexpr (kResidual) {
+            t.sum = xOutQue_.AllocTensor<T>();
+            t.b = work2_.Get<float>();
+        }
+        if (vecRstd) BuildRstdTables();
+        t.y = yQue_.AllocTensor<T>();
+        if (vecRstd) {
+            t.slotRows = BrcbSlotRows(groups, count);
+            t.stage = yQue_.AllocTensor<T>();
+            t.r = t.stage.template ReinterpretCast<float>();
+        } else {
+            t.r = rstdQue_.AllocTensor<float>();
+        }
+        t.w = work_.Get<float>();
+        t.sq = kResidual ? work2_.Get<float>() : squares_.Get<float>();
+        t.g = gammaF_.Get<float>();
+        GroupOp ops[kMaxGroupOps];
+        uint32_t sums0 = 0, chain = GroupChain(ops, GroupSumLevels(groups[0].rows), sums0);
+        uint32_t windows = (count - 1) * kGroupLag + chain;
+        for (uint32_t win = 0; win < windows; ++win) {
+            if (win) PipeBarrier<PIPE_V>();  // the ops of the window before are read, or overwritten, by this one's
+            for (uint32_t k = 0; k < count; ++k) {
+                if (win < k * kGroupLag || win - k * kGroupLag >= chain) continue;
+                uint32_t s = win - k * kGroupLag;
+                GroupStep(t, groups[k], ops[s], s - sums0, k, count, gammaIn);
+            }
+        }
+        xQue_.FreeTensor(t.x);
+        if constexpr (kResidual) {
+            x2Que_.FreeTensor(t.x2);
+            xOutQue_.FreeTensor(t.sum);
+        }
+        yQue_.FreeTensor(t.y);
+        if (vecRstd) yQue_.FreeTensor(t.stage);
+    }
+
+    // Issues the groups' loads (x, and x2 with kResidual) into one buffer of each input queue, each
+    // group under its own MTE2 -> V flag (the first group's: the queues'), gamma's right after the
+    // first group's; dequeues the buffers and returns gamma's flag.
+    __aicore__ inline TEventID LoadGroups(GroupTensors& t, RowGroup* groups, uint32_t count) {
+        uint32_t stride = t_.rowStride;
+        t.x = xQue_.AllocTensor<T>();
+        if constexpr (kResidual) t.x2 = x2Que_.AllocTensor<T>();
+        TEventID gammaIn{};
+        for (uint32_t k = 0; k < count; ++k) {
+            const RowGroup& grp = groups[k];
+            uint64_t at = uint64_t(grp.first) * t_.numCols;
+            mover_.RowsIn(t.x[grp.first * stride], xGm_, at, grp.rows, t_.numCols, stride);
+            if constexpr (kResidual) mover_.RowsIn(t.x2[grp.first * stride], x2Gm_, at, grp.rows, t_.numCols, stride);
+            if (k == 0) {
+                xQue_.EnQue(t.x);
+                if constexpr (kResidual) x2Que_.EnQue(t.x2);
+                // gamma right after the first group, which multiplies x by it beside its first row-sum level.
+                gammaIn = LoadGamma(gammaF_.Get<float>());
+                continue;
+            }
+            groups[k].in = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
+            SetFlag<HardEvent::MTE2_V>(groups[k].in);
+        }
+        t.x = xQue_.DeQue<T>();
+        if constexpr (kResidual) t.x2 = x2Que_.DeQue<T>();
+        return gammaIn;
+    }
+
+    // The chain of ops every group goes through, into ops; returns its length, and in sums0 where
+    // its `levels` row-sum levels start.
+    __aicore__ inline uint32_t GroupChain(GroupOp* ops, uint32_t levels, uint32_t& sums0) const {
+        uint32_t chain = 0;
+        if constexpr (kResidual) {
+            ops[chain++] = GroupOp::kAddIn;
+            ops[chain++] = GroupOp::kAdd;
+            ops[chain++] = GroupOp::kRound;
+        }
+        ops[chain++] = GroupOp::kCast;
+        ops[chain++] = GroupOp::kSquare;
+        sums0 = chain;
+        for (uint32_t l = 0; l < levels; ++l) ops[chain++] = GroupOp::kSums;
+        if (t_.rstdVecBytes) {
+            ops[chain++] = GroupOp::kAxpy;
+            ops[chain++] = GroupOp::kSqrt;
+            ops[chain++] = GroupOp::kDiv;
+            ops[chain++] = GroupOp::kBrcb;
+            ops[chain++] = GroupOp::kScaleRstd;
+        } else {
+            ops[chain++] = GroupOp::kScalarRstd;
+        }
+        ops[chain++] = GroupOp::kCastBack;
+        return chain;
+    }
+
+    // Group k's op `op` (of `count` groups; `level`: kSums' level) over its rows. The vector rstd
+    // leaves as soon as computed (its own store, from y's second buffer), the scalar one after the
+    // last group's (written by S: one store). Stores follow their op at once: their V -> MTE3
+    // flag then waits only for the ops issued before it in the window.
+    __aicore__ inline void GroupStep(GroupTensors& t, const RowGroup& grp, GroupOp op, uint32_t level, uint32_t k, uint32_t count,
+                                     TEventID gammaIn) {
+        uint32_t f = grp.first, m = grp.rows, d = t_.numCols, stride = t_.rowStride, at = f * stride;
+        uint32_t width = (m - 1) * stride + d;  // the group's rows as one op (the padding between them too, never stored)
+        LocalTensor<float> w = t.w[at], red = red_.Get<float>(), sums = red[grp.sums], e = red[grp.e], blocks;
+        if (t_.rstdVecBytes) blocks = RstdVec(2)[k % 2 * 8 * t.slotRows];  // the group's rstd, a block per row (Brcb)
+        const LocalTensor<T>& normed = kResidual ? t.sum : t.x;
+        switch (op) {
+            case GroupOp::kAddIn:
+                if (k) WaitIn(grp.in);
+                Cast(w, t.x[at], RoundMode::CAST_NONE, width);
+                Cast(t.b[at], t.x2[at], RoundMode::CAST_NONE, width);
+                break;
+            case GroupOp::kAdd:
+                Add(w, w, t.b[at], width);
+                break;
+            case GroupOp::kRound:
+                FromFloat(t.sum[at], w, width);
+                GroupOut(xOutQue_, t.sum, xOutGm_, grp, k);
+                break;
+            case GroupOp::kCast:
+                if (!kResidual && k) WaitIn(grp.in);
+                Cast(w, normed[at], RoundMode::CAST_NONE, width);
+                if (t_.rstdVecBytes) Duplicate(e, t_.epsilon, int32_t(RoundUpTo(m, 8)));
+                break;
+            case GroupOp::kSquare:
+                Mul(t.sq[at], w, w, width);
+                if (k == 0) GammaAsFloat(t.g, gammaIn);  // gamma landed after the first group; read next window
+                break;
+            case GroupOp::kSums:
+                GroupSums(level, sums, t.sq[at], m, red[grp.scratch], t_.rstdVecBytes ? kCompactSums : kSumStride);
+                // x times gamma beside the first level (the squares read x last): y = (x * gamma) * rstd,
+                // rstd's scaling then the only op between rstd and y's cast.
+                if (level == 0) MulRows(w, w, t.g, RowFactor::kSharedRow, m, d, stride);
+                break;
+            case GroupOp::kAxpy:
+                Axpy(e, sums, t_.avgFactor, int32_t(m));
+                break;
+            case GroupOp::kSqrt:
+                Sqrt(e, e, int32_t(m));
+                break;
+            case GroupOp::kDiv:
+                Div(t.r[grp.rstd], RstdVec(1), e, int32_t(m));
+                RstdOut(t.r[grp.rstd], f, m);
+                break;
+            case GroupOp::kBrcb:
+                Brcb(blocks, t.r[grp.rstd], uint8_t(CeilDivU(m, 8)), BrcbRepeatParams(1, 8));
+                break;
+            case GroupOp::kScaleRstd:
+                MulRows(w, w, blocks, RowFactor::kRowBlock, m, d, stride);
+                break;
+            case GroupOp::kScalarRstd: {
+                int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
+                SetFlag<HardEvent::V_S>(eventVS);
+                WaitFlag<HardEvent::V_S>(eventVS);
+                for (uint32_t j = 0; j < m; ++j) {
+                    float rv = Rstd(sums.GetValue(j * kSumStride));
+                    Muls(w[j * stride], w[j * stride], rv, d);
+                    t.r.SetValue(f + j, rv);
+                }
+                if (k + 1 == count) CopyOutRstd(t.r, 0, rows_.count, true);
+                break;
+            }
+            case GroupOp::kCastBack:
+                FromFloat(t.y[at], w, width);
+                GroupOut(yQue_, t.y, yGm_, grp, k);
+                break;
+        }
+    }
+
+    // rstd of rows first .. first + n, from `r` (vector-written, in a VECOUT buffer already
+    // dequeued, or never enqueued), to GM once the vector work so far is done.
+    __aicore__ inline void RstdOut(const LocalTensor<float>& r, uint32_t first, uint32_t n) {
+        int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+        WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+        mover_.Out(rstdGm_, r, first, n);
+    }
+
+    // A group's rows of `rows` (a buffer of `que`) to GM once the vector work so far is done: the
+    // first group's through the queue (which the later ones' PartOut then find dequeued).
+    __aicore__ inline void GroupOut(TQue<QuePosition::VECOUT, 1>& que, LocalTensor<T>& rows, const GlobalTensor<T>& gm, const RowGroup& grp,
+                                    uint32_t k) {
+        if (k) return PartOut(gm, rows, 0, grp.first, grp.rows);
+        que.EnQue(rows);
+        rows = que.DeQue<T>();
+        mover_.RowsOut(gm, rows, 0, grp.rows, t_.numCols, t_.rowStride);
+    }
+
+    // Level `level` of the row sums of a group's `rows` rows (their squares `sq`, rowStride floats
+    // apart) into `sums` (packed with `sumStride` kCompactSums, else a block per row), as
+    // kernels/row_sums.h WholeRowSums issues them but a level per window (its barriers are the
+    // windows'), in the group's own `scratch`: planes (slice j of every row into plane j, then
+    // halving adds), or, more repeats than rows, each row's partials, then their sums.
+    __aicore__ inline void GroupSums(uint32_t level, const LocalTensor<float>& sums, const LocalTensor<float>& sq, uint32_t rows,
+                                     const LocalTensor<float>& scratch, uint32_t sumStride) {
+        uint32_t d = t_.numCols, q = CeilDivU(d, kRepeatFloats), rep = t_.rowStride / 8;
+        if (q > rows) {
+            uint32_t parts = RoundUpTo(q, 8);
+            if (level == 0) {
+                for (uint32_t i = 0; i < rows; ++i)
+                    WholeReduceSum(scratch[i * parts], sq[i * t_.rowStride], int32_t(kRepeatFloats), int32_t(q), 1, 1, 8);
+            } else {
+                WholeReduceSum(sums, scratch, int32_t(q), int32_t(rows), int32_t(sumStride), 1, int32_t(parts / 8));
+            }
+            return;
+        }
+        uint32_t plane = sumStride == kSumStride ? rows * kSumStride : RoundUpTo(rows, 8);
+        if (level == 0) {
+            for (uint32_t j = 0; j < q; ++j) {
+                uint32_t cols = d - j * kRepeatFloats < kRepeatFloats ? d - j * kRepeatFloats : kRepeatFloats;
+                WholeReduceSum(q == 1 ? sums : scratch[j * plane], sq[j * kRepeatFloats], int32_t(cols), int32_t(rows), int32_t(sumStride), 1,
+                               int32_t(rep));
+            }
+            return;
+        }
+        uint32_t count = q;
+        for (uint32_t l = 1; l < level; ++l) count -= count / 2;
+        uint32_t half = count / 2;
+        Add(count == 2 ? sums : scratch, scratch, scratch[(count - half) * plane], half * plane);
+    }
+#endif
 
     // Issues gamma's load into dst, in its dtype; returns its MTE2 -> V flag, which WaitIn waits
     // for just before gamma is first needed.

@@ -28,11 +28,14 @@ B2, P3 = "Ascend910B2", "Ascend310P3"
 # float work and dgamma terms by chunks (splitAcc, rowResident) before the soft SyncAll. (6, 12288)
 # float16 with float32 gamma on one 910B core: resident rows whose y has two buffers (no
 # gammaFloatRow), so a row's rstd buffer may still be storing when the scalar unit writes it.
+# (512, 128) bfloat16 on 32 910B cores and (48, 1024) on 16: one resident step a core in row
+# groups (rms_norm_rows.h ProcessGroups), 4 x 4 rows with the vector rstd, 3 x 1 row with the scalar one.
 NORM_SCENARIOS = [
     (B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 0), (B2, (4, 8192), BF16, F32, 0), (B2, (16, 64), F16, F32, 4),
     (B2, (16, 24), F16, F16, 4), (B2, (200, 100), BF16, BF16, 1),
     (B2, (1, 65536), F32, F32, 0), (B2, (2, 12288), BF16, BF16, 0), (B2, (1, 20000), F16, F16, 0), (B2, (6, 16384), BF16, BF16, 1),
     (B2, (2, 20000), F16, F32, 1), (B2, (3, 8192), F16, F16, 1), (B2, (24, 512), BF16, BF16, 2), (B2, (6, 12288), F16, F32, 1),
+    (B2, (512, 128), BF16, BF16, 32), (B2, (48, 1024), BF16, BF16, 16),
     (P3, (3, 7), F16, F16, 0), (P3, (2, 4097), F32, F32, 0), (P3, (9, 1), F32, F32, 8), (P3, (40, 100), F16, F32, 4),
     (P3, (1, 65536), F32, F32, 0), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F16, 0), (P3, (8, 4096), F16, F16, 1),
     (P3, (24, 256), F16, F32, 0), (P3, (2, 20000), F32, F32, 0), (P3, (16, 16384), F16, F16, 0), (P3, (35, 512), F16, F16, 1),
@@ -41,9 +44,10 @@ NORM_SCENARIOS = [
 ]
 # (chip, shape, x dtype, gamma dtype, block_dim): the residual add's own paths (float and half sums,
 # split rows reading x back, rows under 32 B streaming x on 310P, resident rows with gamma as a
-# float row: 3 x 8192 bfloat16).
+# float row: 3 x 8192 bfloat16; row groups as above).
 ADD_NORM_SCENARIOS = [(B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 0), (B2, (1, 20000), BF16, F32, 0), (B2, (16, 64), F32, F32, 4),
                       (B2, (200, 100), F16, F16, 1), (B2, (3, 16384), BF16, BF16, 1), (B2, (3, 8192), BF16, BF16, 1),
+                      (B2, (512, 128), BF16, BF16, 32), (B2, (48, 1024), BF16, BF16, 16),
                       (P3, (3, 7), F16, F16, 0), (P3, (9, 1), F32, F32, 8), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F32, 0)]
 # (chip, x shape, cos/sin shape, x dtype, table dtype, mode, block_dim): shared and per-row tables,
 # float and half/bf16 rows and tables, strided runs, both chips' copies.

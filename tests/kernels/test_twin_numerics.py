@@ -168,14 +168,14 @@ def test_310p_step_shapes(rows, cols, dtype, halved):
     check_add_rms_norm(x, x2, gamma, chip="Ascend310P3")
 
 
-# A2 cores of one resident step (rms_norm_rows.h ProcessResident): the rows load in two parts, one
-# per queue buffer, the first added, cast and squared before the second is dequeued (rms_norm two
-# thirds of the rows, add_rms_norm 11/20), and y leaves in parts, each later one scaled after the
-# store before it is issued (vector rstd: halves; scalar rstd: a row each), where those parts move
-# >= 32 KB times the cores (kPartBytesA2). 1024 x 128 (vector rstd: 22 rows a core on 47 cores,
-# loads of 14 + 8 and 12 + 10; 26 on 40), 128 x 1024 (scalar rstd: 3 rows, loads of 2 + 1 and 1 +
-# 2; 4 rows on 32 cores), rows with padding (100 columns, 10 rows: 6 + 4 and 5 + 5), and cores of
-# two rows (1 + 1).
+# A2 cores of one resident step (rms_norm_rows.h): in row groups (ProcessGroups) where the last
+# group moves >= 32 KB times the cores (kPartBytesA2), each group loaded, reduced, scaled (gamma
+# before rstd) and stored on its own, the groups' chains pipelined: 1024 x 128 (vector rstd: 22 rows
+# a core on 47 cores, groups of 6, 6, 5, 5; 26 on 40), 128 x 1024 (scalar rstd: a row a group, 3 or
+# 4 rows a core), cores of two rows (1 + 1); else (ProcessResident) the rows load in two parts, one
+# per queue buffer, the first cast and squared before the second is dequeued, and y leaves in parts,
+# each later one scaled after the store before it is issued: rows with padding (100 columns, 10
+# rows: 6 + 4 and 5 + 5).
 @pytest.mark.parametrize("chip,rows,cols,dtype", [("Ascend910B2", 1024, 128, torch.bfloat16), ("Ascend910B3", 1024, 128, torch.bfloat16),
                                                   ("Ascend910B2", 128, 1024, torch.bfloat16), ("Ascend910B3", 128, 1024, torch.float16),
                                                   ("Ascend910B2", 455, 100, torch.float16), ("Ascend910B2", 96, 1024, torch.bfloat16)], ids=str)
