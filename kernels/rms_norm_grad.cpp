@@ -12,7 +12,8 @@
 // not be early enough or would not pay (few rows a core), and on 910B for split rows whose float32
 // dgamma row does not fit, the cores instead sum dgamma over every row for a slice of columns each
 // (ColumnDgamma), reading x and dy a second time; on 310P, when neither applies, one core does
-// everything.
+// everything. On 910B with few rows a core, each core takes a slice of columns of every row
+// instead (ProcessSlices): dgamma is whole on it, the rows' sums meet across one SyncAll.
 // Copies: gm_copy.h, per chip (on 310P partial rows keep the windowed layout at a 32 B stride).
 #include "gm_copy.h"
 #include "rms_norm_grad_tiling.h"
@@ -63,6 +64,9 @@ public:
     __aicore__ inline void Init(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma, GM_ADDR workspace,
                                 const AirfuseRmsNormGradTilingData& t) {
         t_ = t;
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        if (t.sliceCols) return InitSlices(dy, x, rstd, gamma, dx, dgamma, workspace);
+#endif
         rows_ = MyRows(t.rowsPerCore, t.rowsRemainder, t.usedCores);
         bool aligned = t.alignedCopy != 0;
         mover_ = Mover{aligned, aligned && t.numCols < kBlock<T>, kBlock<T>};
@@ -120,6 +124,9 @@ public:
     }
 
     __aicore__ inline void Process() {
+#if AIRFUSE_HAS_DATA_COPY_PAD
+        if (t_.sliceCols) return ProcessSlices();
+#endif
         if (t_.softSyncBytes) ZeroSyncCounters();
         if (rows_.count > 0) {  // cores past usedCores only take part in SyncAll
             if (mover_.natural) dxOut_.Init(dxGm_, stage_.Get<T>());
@@ -143,6 +150,238 @@ public:
     }
 
 private:
+#if AIRFUSE_HAS_DATA_COPY_PAD
+    // Slices (op_host/tiling/rms_norm.h SliceColumns): this core's sliceCols columns of every row,
+    // in steps of rowsPerLoop rows (x, dy, dx rowStride apart in UB). UB as SliceBytes counts it.
+    __aicore__ inline void InitSlices(GM_ADDR dy, GM_ADDR x, GM_ADDR rstd, GM_ADDR gamma, GM_ADDR dx, GM_ADDR dgamma, GM_ADDR workspace) {
+        uint64_t all = t_.numRows * t_.numCols;
+        uint32_t r8 = t_.wsStride, k = t_.rowsPerLoop, stride = t_.rowStride;
+        mover_ = Mover{false, false, kBlock<T>};
+        dyGm_.SetGlobalBuffer((__gm__ T*)dy, all);
+        xGm_.SetGlobalBuffer((__gm__ T*)x, all);
+        dxGm_.SetGlobalBuffer((__gm__ T*)dx, all);
+        rstdGm_.SetGlobalBuffer((__gm__ float*)rstd, t_.numRows);
+        gammaGm_.SetGlobalBuffer((__gm__ G*)gamma, t_.numCols);
+        dgammaGm_.SetGlobalBuffer((__gm__ G*)dgamma, t_.numCols);
+        wsGm_.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), uint64_t(t_.usedCores) * r8);
+        uint32_t tile = k * stride * uint32_t(sizeof(T));
+        pipe_.InitBuffer(inQue_, 2, 2 * tile);  // x, then dy at InHalf()
+        pipe_.InitBuffer(dxQue_, 2, tile);
+        pipe_.InitBuffer(a_, k * stride * uint32_t(sizeof(float)));
+        pipe_.InitBuffer(b_, k * stride * uint32_t(sizeof(float)));
+        pipe_.InitBuffer(red_, t_.redBytes);
+        pipe_.InitBuffer(gammaF_, stride * uint32_t(sizeof(float)));
+        if constexpr (!kIsFloat<G>) pipe_.InitBuffer(gammaRow_, RoundUpTo(t_.sliceCols, kBlock<G>) * uint32_t(sizeof(G)));
+        pipe_.InitBuffer(acc_, stride * uint32_t(sizeof(float)));
+        pipe_.InitBuffer(c_, r8 * (1 + t_.usedCores) * uint32_t(sizeof(float)));  // rstd, then every core's partial sums
+        pipe_.InitBuffer(sums_, r8 * uint32_t(sizeof(float)));
+        pipe_.InitBuffer(sliceAcc_, k * stride * uint32_t(sizeof(float)));
+        pipe_.InitBuffer(rowVec_, t_.rowVecBytes);
+    }
+
+    // rowVec_ of slices: -rstd^2 / d, then -rstd^2 s / d (X's factor in dx before its scaling by
+    // rstd), n8 floats each; then a block per row of rstd and of that factor.
+    __aicore__ inline LocalTensor<float> SliceVec(uint32_t part) {
+        uint32_t r8 = t_.wsStride;
+        return rowVec_.GetWithOffset<float>(part < 2 ? r8 : r8 * 8, (part < 2 ? part * r8 : 2 * r8 + (part - 2) * r8 * 8) * uint32_t(sizeof(float)));
+    }
+    static constexpr uint32_t kSquare = 0, kFactor = 1, kRstdRows = 2, kFactorRows = 3;
+
+    // Per row i of the slice's columns j (rstd r, this core's part s' of the row's sum of dy x gamma):
+    //   pass 1: dgamma_j = sum_i r_i dy_ij x_ij (whole on this core), s'_i = sum_j gamma_j dy_ij x_ij;
+    //   SyncAll; s_i = the sum of every core's s'_i;
+    //   pass 2: dx_ij = r_i (gamma_j dy_ij - x_ij r_i^2 s_i / d)   (mean(dxhat xhat) = r_i s_i / d).
+    // dgamma's terms accumulate in a step's rows of float (sliceAcc_, one MulAddDst a step), summed
+    // once at the end: no halving levels per step. Pass 2 takes the steps in reverse: the last
+    // step's x and dy are still in UB (its buffer kept), the step before loaded again (from L2)
+    // during pass 1's last step; the sums of the last step's rows arrive first, the others' while
+    // it is computed.
+    __aicore__ inline void ProcessSlices() {
+        uint32_t d = t_.numCols, r8 = t_.wsStride, k = t_.rowsPerLoop;
+        uint32_t c0 = uint32_t(GetBlockIdx()) * t_.sliceCols, n = d - c0 < t_.sliceCols ? d - c0 : t_.sliceCols;
+        uint32_t stride = RoundUpTo(n, kBlock<T>);  // rowStride, or less for a last core's shorter slice: its rows land that far apart
+        uint32_t rows = uint32_t(t_.numRows), steps = SliceSteps();
+        LocalTensor<float> r = c_.Get<float>(), acc = acc_.Get<float>(), rowsAcc = sliceAcc_.Get<float>(), g = gammaF_.Get<float>();
+        LocalTensor<float> sums = sums_.Get<float>();
+        PadIn(r, rstdGm_, 0, 1, rows);
+        TEventID rIn = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
+        SetFlag<HardEvent::MTE2_V>(rIn);
+        LocalTensor<G> gStage;
+        if constexpr (kIsFloat<G>) {
+            gStage = g;
+        } else {
+            gStage = gammaRow_.Get<G>();
+        }
+        PadIn(gStage, gammaGm_, c0, 1, n);
+        TEventID gIn = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
+        SetFlag<HardEvent::MTE2_V>(gIn);
+        LoadSlice(0, c0, n);
+        // Zeros past the rows: the stored sums' tail, and the factor's, which Brcb reads whole; the
+        // accumulations' start (rowsAcc whole: its halving adds cover the padding between rows).
+        Duplicate(acc, 0.0f, n);
+        Duplicate(rowsAcc, 0.0f, (k < rows ? k : rows) * stride);
+        Duplicate(sums, 0.0f, r8);
+        Duplicate(SliceVec(kFactor), 0.0f, r8);
+        WaitFlag<HardEvent::MTE2_V>(rIn);
+        GetTPipePtr()->ReleaseEventID<HardEvent::MTE2_V>(rIn);
+        Brcb(SliceVec(kRstdRows), r, uint8_t(r8 / 8), BrcbRepeatParams(1, 8));
+        Muls(SliceVec(kSquare), r, -t_.avgFactor, int32_t(rows));
+        WaitFlag<HardEvent::MTE2_V>(gIn);
+        GetTPipePtr()->ReleaseEventID<HardEvent::MTE2_V>(gIn);
+        if constexpr (!kIsFloat<G>) Cast(g, gammaRow_.Get<G>(), RoundMode::CAST_NONE, n);
+        PipeBarrier<PIPE_V>();
+        Mul(SliceVec(kSquare), SliceVec(kSquare), r, int32_t(rows));
+        LocalTensor<T> held;
+        for (uint32_t i = 0; i < steps; ++i) {
+            uint32_t first = SliceStep(i), m = SliceStep(i + 1) - first, width = (m - 1) * stride + n;
+            LocalTensor<T> in = inQue_.DeQue<T>();
+            if (i + 1 < steps) {
+                LoadSlice(i + 1, c0, n);
+            } else if (steps > 1) {
+                LoadSlice(i - 1, c0, n);  // pass 2's second step, from L2
+            }
+            LocalTensor<float> X = SliceFloat(a_, in, width), A = SliceFloat(b_, in[InHalf()], width), D = b_.Get<float>(), E = a_.Get<float>();
+            PipeBarrier<PIPE_V>();
+            Mul(D, A, X, width);  // half/bf16: in place over dy's cast
+            PipeBarrier<PIPE_V>();
+            MulRows(E, D, g, RowFactor::kSharedRow, m, n, stride);
+            MulRows<true>(rowsAcc, D, SliceVec(kRstdRows)[first * 8], RowFactor::kRowBlock, m, n, stride);
+            PipeBarrier<PIPE_V>();
+            RowSums(true, sums[first], E, stride, m, n, red_.Get<float>(), 0, kCompactSums);
+            PipeBarrier<PIPE_V>();  // the next step's casts overwrite a_ and b_
+            if (i + 1 < steps) {
+                inQue_.FreeTensor(in);
+            } else {
+                held = in;
+            }
+        }
+        AddRows(acc, rowsAcc, k < rows ? k : rows, n, stride);
+        StoreSliceSums(c0, n);
+        SyncCores();
+        // The last step's rows' sums from every core, then the others' (C rows of each part, packed).
+        uint32_t last = SliceStep(steps - 1), cores = t_.usedCores;
+        LocalTensor<float> tailParts = c_.Get<float>()[r8], headParts = tailParts[cores * RoundUpTo(rows - last, 8)];
+        LoadParts(tailParts, last, rows - last);
+        TEventID tailIn = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>(), headIn = tailIn;
+        SetFlag<HardEvent::MTE2_V>(tailIn);
+        if (last) {
+            LoadParts(headParts, 0, last);
+            headIn = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
+            SetFlag<HardEvent::MTE2_V>(headIn);
+        }
+        for (uint32_t i = steps; i-- > 0;) {
+            uint32_t first = SliceStep(i), m = SliceStep(i + 1) - first, width = (m - 1) * stride + n;
+            LocalTensor<T> in = i + 1 == steps ? held : inQue_.DeQue<T>();
+            if (i + 1 < steps && i > 0) LoadSlice(i - 1, c0, n);
+            LocalTensor<float> X = SliceFloat(a_, in, width), A = SliceFloat(b_, in[InHalf()], width), B = b_.Get<float>();
+            PipeBarrier<PIPE_V>();
+            MulRows(B, A, g, RowFactor::kSharedRow, m, n, stride);
+            PipeBarrier<PIPE_V>();
+            if (i + 1 == steps) RowFactors(tailParts, tailIn, last, rows - last);
+            if (i + 2 == steps) RowFactors(headParts, headIn, 0, last);
+            MulRows<true>(B, X, SliceVec(kFactorRows)[first * 8], RowFactor::kRowBlock, m, n, stride);
+            PipeBarrier<PIPE_V>();
+            LocalTensor<T> dxl = dxQue_.AllocTensor<T>();
+            if constexpr (kIsFloat<T>) {
+                MulRows(dxl, B, SliceVec(kRstdRows)[first * 8], RowFactor::kRowBlock, m, n, stride);
+            } else {
+                MulRows(B, B, SliceVec(kRstdRows)[first * 8], RowFactor::kRowBlock, m, n, stride);
+                PipeBarrier<PIPE_V>();
+                FromFloat(dxl, B, width);
+            }
+            PipeBarrier<PIPE_V>();  // the next step's casts overwrite a_ and b_
+            inQue_.FreeTensor(in);
+            dxQue_.EnQue(dxl);
+            dxl = dxQue_.DeQue<T>();
+            DataCopyPad(dxGm_[uint64_t(first) * d + c0], dxl, DataCopyExtParams(uint16_t(m), n * uint32_t(sizeof(T)), 0, (d - n) * uint32_t(sizeof(T)), 0));
+            dxQue_.FreeTensor(dxl);
+        }
+    }
+
+    // Issues the load of rows first.. (m of them) of every core's partial sums into dst, a core's
+    // m (rounded up to 8) floats after another.
+    __aicore__ inline void LoadParts(const LocalTensor<float>& dst, uint32_t first, uint32_t m) {
+        DataCopyPad(dst, wsGm_[first], DataCopyExtParams(uint16_t(t_.usedCores), m * 4, (t_.wsStride - m) * 4, 0, 0), DataCopyPadExtParams<float>());
+    }
+
+    // dx's row factors of rows first.. (m): their sums over the cores (halving, a fixed order: every
+    // core gets the same sums) times -rstd^2 / d, a block per row. Ends with a barrier.
+    __aicore__ inline void RowFactors(const LocalTensor<float>& parts, TEventID in, uint32_t first, uint32_t m) {
+        uint32_t m8 = RoundUpTo(m, 8);
+        WaitFlag<HardEvent::MTE2_V>(in);
+        GetTPipePtr()->ReleaseEventID<HardEvent::MTE2_V>(in);
+        for (uint32_t count = t_.usedCores; count > 1;) {
+            uint32_t half = count / 2;
+            Add(parts, parts, parts[(count - half) * m8], half * m8);
+            PipeBarrier<PIPE_V>();
+            count -= half;
+        }
+        Mul(SliceVec(kFactor)[first], SliceVec(kSquare)[first], parts, int32_t(m));
+        PipeBarrier<PIPE_V>();
+        Brcb(SliceVec(kFactorRows)[first * 8], SliceVec(kFactor)[first], uint8_t(m8 / 8), BrcbRepeatParams(1, 8));
+        PipeBarrier<PIPE_V>();
+    }
+
+    // Steps of slices: rowsPerLoop rows, but the first one 8 (a whole block of the packed sums)
+    // where they are >= 16, so the last is short too when the rows allow (128 rows in steps of 24:
+    // 8 + 5 x 24): the last of pass 1 is computed after every load has landed, the first of pass 1
+    // is the last of pass 2, whose store ends the launch (benchmarks/kernel_time.py, 910B2 bf16
+    // 128 x 8192, steps of 24: 5.98 -> 5.73 us; 128 x 4096, steps of 32: 3.67 -> 3.66 us).
+    __aicore__ inline uint32_t SliceFirstRows() const {
+        uint32_t k = t_.rowsPerLoop;
+        return k >= 16 && t_.numRows > k ? 8 : k;
+    }
+    __aicore__ inline uint32_t SliceSteps() const {
+        uint32_t rows = uint32_t(t_.numRows), h = SliceFirstRows();
+        return rows <= h ? 1 : 1 + CeilDivU(rows - h, t_.rowsPerLoop);
+    }
+    // The first row of step i (i = SliceSteps(): the rows' end).
+    __aicore__ inline uint32_t SliceStep(uint32_t i) const {
+        uint32_t rows = uint32_t(t_.numRows), h = SliceFirstRows(), steps = SliceSteps();
+        if (i == 0) return 0;
+        return i >= steps ? rows : h + (i - 1) * t_.rowsPerLoop;
+    }
+
+    // Issues the loads of step i of the slice's n columns from c0: x, then dy.
+    __aicore__ inline void LoadSlice(uint32_t i, uint32_t c0, uint32_t n) {
+        uint32_t d = t_.numCols, first = SliceStep(i), m = SliceStep(i + 1) - first;
+        DataCopyExtParams rowsOf(uint16_t(m), n * uint32_t(sizeof(T)), (d - n) * uint32_t(sizeof(T)), 0, 0);
+        LocalTensor<T> in = inQue_.AllocTensor<T>();
+        DataCopyPad(in, xGm_[uint64_t(first) * d + c0], rowsOf, DataCopyPadExtParams<T>());
+        DataCopyPad(in[InHalf()], dyGm_[uint64_t(first) * d + c0], rowsOf, DataCopyPadExtParams<T>());
+        inQue_.EnQue(in);
+    }
+
+    // A step's tile as float: the tile itself (float), else its cast into buf.
+    __aicore__ inline LocalTensor<float> SliceFloat(TBuf<TPosition::VECIN>& buf, const LocalTensor<T>& tile, uint32_t width) {
+        if constexpr (kIsFloat<T>) {
+            return tile;
+        } else {
+            LocalTensor<float> f = buf.Get<float>();
+            Cast(f, tile, RoundMode::CAST_NONE, width);
+            return f;
+        }
+    }
+
+    // After pass 1: the slice's dgamma (no other core adds to it) and this core's partial row sums
+    // to the workspace, for every core after SyncAll.
+    __aicore__ inline void StoreSliceSums(uint32_t c0, uint32_t n) {
+        LocalTensor<G> out;
+        if constexpr (kIsFloat<G>) {
+            out = acc_.Get<G>();
+        } else {
+            out = dxQue_.AllocTensor<G>();
+            FromFloat(out, acc_.Get<float>(), n);
+        }
+        int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+        SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+        WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+        PadOut(wsGm_, sums_.Get<float>(), uint64_t(GetBlockIdx()) * t_.wsStride, 1, t_.wsStride);
+        PadOut(dgammaGm_, out, c0, 1, n);
+        if constexpr (!kIsFloat<G>) dxQue_.FreeTensor(out);
+    }
+#endif
+
     // Partial rows written before other cores read them: the hardware SyncAll (910B), or 310P's
     // soft one on the counters ZeroSyncCounters cleared; both start with PipeBarrier<PIPE_ALL>
     // ([ADK] dav_c220 SyncAllImpl, dav_m200 SoftSyncAllImpl).
@@ -992,6 +1231,8 @@ private:
     TBuf<TPosition::VECCALC> rowVec_;
     TBuf<TPosition::VECOUT> stage_;
     TBuf<TPosition::VECOUT> sync_;  // 310P: the soft SyncAll's zeros (stored: VECOUT), then its ubWorkspace
+    TBuf<TPosition::VECOUT> sums_;  // slices: this core's part of every row's sum
+    TBuf<TPosition::VECCALC> sliceAcc_;  // slices: dgamma's terms, a step's rows
     GlobalTensor<T> dyGm_;
     GlobalTensor<T> xGm_;
     GlobalTensor<T> dxGm_;

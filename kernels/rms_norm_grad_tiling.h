@@ -43,4 +43,9 @@ struct AirfuseRmsNormGradTilingData {
     // splitAcc with half/bf16 gamma: 1 = gamma held whole in UB as float32 (cast once per core, not
     // per chunk), when that leaves chunks no more numerous; 0: held in its dtype.
     uint32_t gammaFloat;
+    // 910B, few rows a core: each core takes a slice of sliceCols columns of every row instead of
+    // rows (kernels/rms_norm_grad.cpp ProcessSlices), rowsPerLoop rows of it per step, rowStride
+    // its UB stride; the slices' partial row sums meet in the workspace (wsStride floats a core)
+    // across a SyncAll, dgamma needs none. 0: rows over cores.
+    uint32_t sliceCols;
 };

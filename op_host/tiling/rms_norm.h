@@ -373,6 +373,52 @@ inline uint32_t SoftSyncBytes(uint64_t rows, uint32_t cols, uint32_t s, uint32_t
     return coreBytes < kSoftSyncFasterCoreBytes ? 0 : blockDim * 32;
 }
 
+// AirfuseRmsNormGrad on 910B with few rows a core: each core takes a slice of columns of every
+// row (kernels/rms_norm_grad.cpp ProcessSlices) instead of whole rows. A row's sum then has a part
+// on every core: each core stores its parts (4 bytes a row) and after one SyncAll reads every
+// core's (4 x rows x cores bytes: 22 KB at 128 x 16384 bf16 on 910B2), where rows over cores
+// store a float32 partial dgamma row per core and read a slice of all of them (8 x hidden bytes a
+// core: 128 KB there, 43 cores of 3 rows); dgamma needs no exchange, a slice's column sums are
+// whole on its core (benchmarks/results/README.md, eighth round: 910B2 bf16 128 x 16384 15.08 ->
+// 10.27 us). Slices are whole 128 B of a row (ascendc_facts.md: GM is accessed in 128/256/512 B
+// bursts), at most kMaxSliceCols (a level-0 repeat stride of float blocks), on at least half the
+// cores (the vector work of a row is spread over the slices' cores only: 910B2 bf16 128 x 1024,
+// 16 cores, 1.66 -> 2.08 us); a step is rowsPerLoop rows of the slice (>= 16 KB of x and dy, a
+// multiple of 8 rows: each step's sums pack into whole blocks), double-buffered. UB holds every
+// core's partial sums: rows <= kSliceMaxRows.
+struct Slices {
+    uint32_t cores = 0, cols = 0, stride = 0, stepRows = 0, redBytes = 0, rowVecBytes = 0;
+};
+
+constexpr uint32_t kSliceUnitBytes = 128, kMaxSliceCols = 255 * 8;
+constexpr uint64_t kSliceMaxRows = 256;
+
+// UB of ProcessSlices (its InitSlices): per step of k rows, x and dy (two buffers), dx (two), x and
+// dy as float, dgamma's terms, RowSums' scratch; once: gamma as float and its stage, dgamma's float
+// sum, rstd and every core's partial sums, this core's, the row scalars (SliceVec: two floats a
+// row, then a block per row of rstd and of dx's factor).
+inline uint64_t SliceBytes(uint32_t cores, uint64_t rows, uint32_t c, uint32_t stride, uint32_t k, uint32_t s, uint32_t g) {
+    uint64_t r8 = RoundUp(rows, 8), tile = R32(uint64_t(k) * stride * s);
+    uint64_t red = RowSumsScratch(true, true, k, c, stride, 0) * 4;
+    return 4 * tile + 2 * tile + 3 * R32(uint64_t(k) * stride * 4) + (red < 32 ? 32 : R32(red)) + R32(stride * 4ull) + (g == 4 ? 0 : R32(uint64_t(c) * g)) +
+           R32(stride * 4ull) + R32(r8 * 4 * (1 + cores)) + R32(r8 * 4) + 2 * r8 * 4 + 2 * r8 * 32;
+}
+
+inline Slices SliceColumns(const ChipInfo& chip, uint64_t rows, uint32_t cols, uint32_t s, uint32_t g) {
+    uint32_t unit = kSliceUnitBytes / s;
+    if (!chip.hasDataCopyPad || !chip.hardSyncAll || rows > kSliceMaxRows || cols < 2 * unit) return {};
+    uint32_t c = uint32_t(RoundUp(CeilDiv(cols, chip.vectorCores), unit));
+    if (c > kMaxSliceCols) return {};
+    uint32_t cores = uint32_t(CeilDiv(cols, c)), stride = uint32_t(RoundUp(c, 32 / s));
+    if (2 * cores < chip.vectorCores) return {};
+    uint64_t k = RoundUp(CeilDiv(kMinCopyBytes, 2ull * c * s), 8);
+    if (k >= rows) k = rows;
+    while (k > 0 && SliceBytes(cores, rows, c, stride, uint32_t(k), s, g) > chip.ubBytes) k = k > 8 ? (k - 1) / 8 * 8 : k - 1;
+    if (k == 0) return {};
+    uint64_t r8 = RoundUp(rows, 8), red = RowSumsScratch(true, true, k, c, stride, 0) * 4;
+    return {cores, c, stride, uint32_t(k), uint32_t(red < 32 ? 32 : R32(red)), uint32_t(2 * r8 * 4 + 2 * r8 * 32)};
+}
+
 }  // namespace detail
 
 inline Result RmsNorm(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType x, DType gamma, float epsilon, AirfuseRmsNormTilingData* out,
@@ -384,6 +430,10 @@ inline Result AddRmsNorm(const ChipInfo& chip, uint64_t rows, uint32_t cols, DTy
                          AirfuseRmsNormTilingData* out, uint32_t forceBlockDim = 0) {
     return detail::RmsNormRows("AirfuseAddRmsNorm", true, chip, rows, cols, x, gamma, epsilon, out, forceBlockDim);
 }
+
+// AirfuseRmsNormGrad takes slices of columns (detail::SliceColumns) when the rows over the cores
+// would give a core at most this many.
+constexpr uint64_t kSliceRowsPerCore = 4;
 
 inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DType x, DType gamma, AirfuseRmsNormGradTilingData* out,
                           uint32_t forceBlockDim = 0) {
@@ -397,6 +447,31 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // bounds a core (benchmarks/kernel_time.py). Each writes a float32 partial dgamma row, which
     // the cores then sum a slice of columns each (kernels/rms_norm_grad.cpp SpreadReduce).
     res.blockDim = BlockDimForRows(rows, chip.vectorCores, 0, 1);
+    // 910B, few rows a core: slices of columns (SliceColumns).
+    if (!forceBlockDim && rows <= kSliceRowsPerCore * chip.vectorCores) {
+        detail::Slices sl = detail::SliceColumns(chip, rows, cols, s, g);
+        if (sl.cores) {
+            res.blockDim = sl.cores;
+            uint64_t r8 = RoundUp(rows, 8);
+            res.workspaceBytes = uint64_t(sl.cores) * r8 * 4;
+            *out = AirfuseRmsNormGradTilingData{};
+            out->numRows = rows;
+            out->numCols = cols;
+            out->rowStride = sl.stride;
+            out->rowsPerLoop = sl.stepRows;
+            out->colsPerChunk = cols;
+            out->bufferNum = 2;
+            out->avgFactor = 1.0f / float(cols);
+            out->usedCores = sl.cores;
+            out->floatCols = sl.stride;
+            out->wsStride = uint32_t(r8);
+            out->workCols = sl.stepRows * sl.stride;
+            out->redBytes = sl.redBytes;
+            out->rowVecBytes = sl.rowVecBytes;
+            out->sliceCols = sl.cols;
+            return res;
+        }
+    }
     // 310P, rows under 32 B: a core's dx holds a whole block.
     uint64_t minRows = natural ? CeilDiv(e, cols) : 1;
     auto stage = [&](uint32_t rpl) {

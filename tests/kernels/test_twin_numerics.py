@@ -71,6 +71,8 @@ def test_rms_norm_and_grad(chip, shape, dtypes):
     x, gamma, dy = randn(shape, x_dt, gen), randn(shape[-1:], g_dt, gen), randn(shape, x_dt, gen)
     check_rms_norm(x, gamma, chip=chip)
     check_rms_norm_backward(dy, x, gamma, chip=chip)
+    if HARD_SYNC_ALL[chip] and shape[0] <= 8:  # a row or more a core as well: by default these take slices of columns
+        check_rms_norm_backward(dy, x, gamma, chip=chip, block_dim=shape[0])
     check_add_rms_norm(x, dy, gamma, chip=chip)
 
 
@@ -326,21 +328,50 @@ def test_310p_split_rows_sum_dgamma_in_ub_after_the_soft_sync_all(rows, cols, x_
 @pytest.mark.parametrize("rows,cols,x_dt,g_dt", [(5, 20000, torch.bfloat16, torch.float32), (60, 16384, torch.float16, torch.float16)], ids=str)
 def test_910b_split_rows_sum_dgamma_in_ub(rows, cols, x_dt, g_dt):
     """910B: rows split in chunks sum their dgamma terms in a float32 row of UB (splitAcc), one
-    partial row per core in the workspace, no column split; the fewest cores that keep the busiest
-    core's rows (60 rows: 30 of 2)."""
+    partial row per core in the workspace, no column split; at the block_dim the tiling gives such
+    rows when a core has more than a few (test below; fewer take slices of columns by default)."""
     chip = "Ascend910B2"
-    tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[x_dt], twin.GE_DTYPE[g_dt], 0)
-    col_cores, split_acc = (tiling_field(tile.data, "rms_norm_grad", f) for f in ("colCores", "splitAcc"))
     cores = -(-rows // -(-rows // 48))
+    tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[x_dt], twin.GE_DTYPE[g_dt], cores)
+    col_cores, split_acc = (tiling_field(tile.data, "rms_norm_grad", f) for f in ("colCores", "splitAcc"))
     assert (col_cores, split_acc) == (0, 1) and tile.workspace_bytes == (16 << 20) + cores * cols * 4
     gen = generator()
     x, gamma, dy = randn((rows, cols), x_dt, gen), randn((cols,), g_dt, gen), randn((rows, cols), x_dt, gen)
-    assert check_rms_norm_backward(dy, x, gamma, chip=chip).block_dim == cores
+    assert check_rms_norm_backward(dy, x, gamma, chip=chip, block_dim=cores).block_dim == cores
+
+
+@pytest.mark.parametrize("rows", [250, 1000])
+def test_910b_split_rows_take_the_fewest_cores_that_keep_the_busiest_cores_rows(rows):
+    """Tiling only: split rows, more than a few a core, on the fewest cores that keep the busiest
+    core's rows (250 rows: 42 of 6), summing dgamma in UB (splitAcc), not slices of columns."""
+    tile = twin.tiling("rms_norm_grad", "Ascend910B2", rows, 16384, twin.GE_DTYPE[torch.bfloat16], twin.GE_DTYPE[torch.bfloat16], 0)
+    split_acc, slice_cols = (tiling_field(tile.data, "rms_norm_grad", f) for f in ("splitAcc", "sliceCols"))
+    assert (split_acc, slice_cols, tile.block_dim) == (1, 0, -(-rows // -(-rows // 48)))
+
+
+# (chip, rows, cols, x dtype, gamma dtype): several steps (the last one short) and one; a last core
+# with a shorter slice; float32 rows and gamma; a single row.
+SLICE_CASES = [("Ascend910B2", 128, 4096, torch.bfloat16, torch.bfloat16), ("Ascend910B3", 20, 5000, torch.float16, torch.float32),
+               ("Ascend910B2", 77, 3000, torch.float32, torch.float32), ("Ascend910B2", 1, 16384, torch.bfloat16, torch.bfloat16),
+               ("Ascend910B3", 40, 2000, torch.bfloat16, torch.float32)]
+
+
+@pytest.mark.parametrize("chip,rows,cols,x_dt,g_dt", SLICE_CASES, ids=str)
+def test_910b_few_rows_a_core_take_slices_of_columns(chip, rows, cols, x_dt, g_dt):
+    """910B, few rows a core: each core a slice of columns of every row; the rows' sums meet in the
+    workspace across SyncAll (a block-aligned float row per core), dgamma whole on each core."""
+    tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[x_dt], twin.GE_DTYPE[g_dt], 0)
+    slice_cols, cores = (tiling_field(tile.data, "rms_norm_grad", f) for f in ("sliceCols", "usedCores"))
+    assert slice_cols > 0 and slice_cols * x_dt.itemsize % 128 == 0 and cores == -(-cols // slice_cols) == tile.block_dim
+    assert tile.workspace_bytes == (16 << 20) + cores * -(-rows // 8) * 8 * 4
+    gen = generator()
+    x, gamma, dy = randn((rows, cols), x_dt, gen), randn((cols,), g_dt, gen), randn((rows, cols), x_dt, gen)
+    check_rms_norm_backward(dy, x, gamma, chip=chip)
 
 
 def test_910b_split_rows_too_long_for_ub_sums_split_dgamma_by_columns():
     """910B: a float32 dgamma row that does not fit beside 1024-column chunks: the column split."""
-    check_column_split("Ascend910B2", 3, 40000, torch.float32, torch.float32, 0, 3)
+    check_column_split("Ascend910B2", 3, 40000, torch.float32, torch.float32, 48, 3)  # by default 3 rows take slices of columns
 
 
 def check_column_split(chip, rows, cols, x_dt, g_dt, block_dim, row_cores):
