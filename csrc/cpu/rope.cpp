@@ -190,7 +190,8 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
       const int64_t ahead = order.shared > 1 ? order.inner * row_bytes : kPrefetchAhead;
       const int64_t rows_per_tile = order.shared * std::min(order.inner, RowOrder::kTileRows);
       // The bytes moved: x and y (the tables, broadcast over heads in the usual layout, are small beside
-      // them); streamed from kRopeStreamBytes, or kRopeBackwardStreamBytes for the backward (kernels.h).
+      // them); streamed from the size kernels.h gives rope and rope_backward.
+      constexpr int64_t kStreamFrom = stream_bytes_of(kBackward ? "rope_backward" : "rope");
       const int64_t grain = std::max<int64_t>(1, grain_in_rows(d) / rows_per_tile);
       // Half mode converts float32 tables beside even/odd bfloat16 x (convert_table_row).
       using M = Math<T>;
@@ -238,7 +239,7 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
               }
             }
           }
-        }, kBackward ? kRopeBackwardStreamBytes : kRopeStreamBytes);
+        }, kStreamFrom);
       };
       if (half && kConvert) return run(std::true_type{});
       run(std::false_type{});

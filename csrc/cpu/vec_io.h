@@ -348,8 +348,8 @@ inline int64_t grain_in_rows(int64_t row_length) {
 
 // at::parallel_for(begin, end, grain, f) for a kernel that stores with kStream (store_block<T,
 // kStream>): f(b, e, stream) gets stream = std::bool_constant<kStream>, true when the call moves
-// at least stream_from (bytes: its inputs and outputs; kStreamBytes but for rope's kernels and
-// rms_norm's backward ones, kernels.h) and this variant can stream.
+// at least stream_from (bytes: its inputs and outputs; kStreamBytes, or for a kernel with a size of
+// its own stream_bytes_of(its name), kernels.h) and this variant can stream.
 template <class F>
 inline void parallel_for_streaming(int64_t begin, int64_t end, int64_t grain, int64_t bytes, const F& f,
                                    int64_t stream_from = kStreamBytes) {
