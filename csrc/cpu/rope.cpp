@@ -78,8 +78,8 @@ void convert_table_row(const C* table, int64_t h, M* converted) {
 
 // One row. Forward: y = x * cos + rotate(x) * sin, rotate turning each pair (u, v) into (-v, u).
 // Backward: dx = dy * cos - rotate(dy * sin) (rotate's transpose is -rotate), which for a pair is
-// (u cos_u + v sin_v, v cos_v - u sin_u). y is stored with kStream (vec_io.h) in half mode; the
-// adjacent pairs' scalar stores are ordinary ones. Half mode reads its tables as rows of
+// (u cos_u + v sin_v, v cos_v - u sin_u). y is stored with kStream (vec_io.h) by the vector
+// forms; the adjacent pairs' scalar stores are ordinary ones. Half mode reads its tables as rows of
 // convert_table_row (kConverted) or as they are.
 template <class T, class C, bool kBackward, bool kStream, bool kConverted, class M = Math<T>>
 void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y) {
@@ -113,7 +113,23 @@ void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y
     });
     return;
   }
-  // Adjacent pairs: scalar, in M, with the same products and rounding as the vector form.
+  if constexpr (kEvenOddLanes<T>) {
+    // Adjacent pairs in even/odd order: a block's first vector holds its pairs' u, the second
+    // their v (likewise the tables'), so the pairs rotate with the half mode's vector math.
+    for_each_block<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+      const Block<M> p = load_block<T, M, true>(x + i, n), c = load_block<T, M, true>(cos + i, n),
+                     s = load_block<T, M, true>(sin + i, n);
+      Block<M> out;
+      if constexpr (kBackward) {
+        out = {p[0] * c[0] + p[1] * s[1], p[1] * c[1] - p[0] * s[0]};
+      } else {
+        out = {p[0] * c[0] - p[1] * s[0], p[1] * c[1] + p[0] * s[1]};
+      }
+      store_block<T, kStream, true>(y + i, out, n);
+    });
+    return;
+  }
+  // Adjacent pairs otherwise: scalar, in M, with the same products and rounding as the vector form.
   for (int64_t i = 0; i < d; i += 2) {
     const M u = static_cast<M>(x[i]), v = static_cast<M>(x[i + 1]);
     const M cu = static_cast<M>(cos[i]), cv = static_cast<M>(cos[i + 1]);
