@@ -62,8 +62,8 @@ def stream_bytes(kernel: str) -> int:
     """The bytes a call of ``kernel`` (a ``torch.ops.airfuse_cpu`` kernel's name) moves (inputs and
     outputs) from which the AVX2 and AVX512 variants write its outputs with streaming (non-temporal)
     stores, past the caches (csrc/cpu/vec_io.h): rope's and rms_norm's backward kernels from lower
-    sizes than the others (kRopeStreamBytes, kRopeBackwardStreamBytes, kNormBackwardStreamBytes:
-    csrc/cpu/kernels.h)."""
+    sizes than the others (kKernelStreamBytes in csrc/cpu/kernels.h, the table the kernels read
+    too)."""
     return _native_control("stream_bytes")(kernel)
 
 

@@ -134,19 +134,22 @@ def _bfloat16_edge_values(shape, generator, *, specials=False):
 
 @pytest.mark.parametrize("capability", cpu_kernels.capabilities())
 def test_bfloat16_stores_round_to_nearest_even_bit_for_bit(capability):
-    """The kernels round float32 results to bfloat16 with their own code on some variants (AVX512
-    rounds two vectors in 16-bit lanes): rope's float32 products, and add's float32 sums (the
-    elementwise driver's stores, shared with the activations), rounded once must equal torch's
-    float32 math rounded by .to(bfloat16), bit for bit, on ties, denormals, inf and NaN."""
+    """The kernels round float32 results to bfloat16 with their own code on some variants (AVX2 and
+    AVX512 round two vectors in 16-bit lanes): rope's float32 products in both modes, and add's
+    float32 sums (the elementwise driver's stores, shared with the activations), rounded once must
+    equal torch's float32 math rounded by .to(bfloat16), bit for bit, on ties, denormals, inf and NaN."""
     generator = torch.Generator().manual_seed(0)
     x = _bfloat16_edge_values((4, 16, 2 * 61), generator, specials=True)
     cos, sin, y = (_bfloat16_edge_values((4, 16, 2 * 61), generator) for _ in range(3))
     x1, x2 = x.float().chunk(2, -1)
     c1, c2 = cos.float().chunk(2, -1)
     s1, s2 = sin.float().chunk(2, -1)
+    u, v, cu, cv, su, sv = (t.float()[..., k::2] for t in (x, cos, sin) for k in (0, 1))
     with cpu_kernels.use_capability(capability):
         rotated, summed = torch.ops.airfuse.rope(x, cos, sin, "half"), torch.ops.airfuse.add(x, y)
+        paired = torch.ops.airfuse.rope(x, cos, sin, "interleave")
     _assert_same_bits(rotated, torch.cat([x1 * c1 - x2 * s1, x2 * c2 + x1 * s2], -1).to(torch.bfloat16))
+    _assert_same_bits(paired, torch.stack([u * cu - v * su, v * cv + u * sv], -1).flatten(-2).to(torch.bfloat16))
     _assert_same_bits(summed, (x.float() + y.float()).to(torch.bfloat16))
 
 

@@ -100,19 +100,17 @@ std::vector<std::string> capabilities() {
   return names;
 }
 
-// The bytes from which `kernel`'s calls stream their stores: rope's, rope_backward's and rms_norm's
-// backward kernels' own sizes, kStreamBytes for the others (kernels.h).
+// The bytes from which `kernel`'s calls stream their stores: the size the kernels themselves use
+// (kernels.h's stream_bytes_of).
 int64_t stream_bytes(c10::string_view kernel) {
-  std::vector<std::string> names;
+  if (!is_kernel(kernel)) {
+    std::vector<std::string> names;
 #define AIRFUSE_CPU_KERNEL_NAME(name, result, parameters, arguments) names.emplace_back(#name);
-  AIRFUSE_CPU_KERNELS(AIRFUSE_CPU_KERNEL_NAME)
+    AIRFUSE_CPU_KERNELS(AIRFUSE_CPU_KERNEL_NAME)
 #undef AIRFUSE_CPU_KERNEL_NAME
-  TORCH_CHECK(std::find(names.begin(), names.end(), kernel) != names.end(),
-              "airfuse CPU kernels: stream_bytes: no kernel named '", std::string(kernel), "' (kernels: ", c10::Join(", ", names), ")");
-  if (kernel == "rope") return kRopeStreamBytes;
-  if (kernel == "rope_backward") return kRopeBackwardStreamBytes;
-  if (kernel == "rms_norm_backward" || kernel == "rms_norm_backward_add") return kNormBackwardStreamBytes;
-  return kStreamBytes;
+    TORCH_CHECK(false, "airfuse CPU kernels: stream_bytes: no kernel named '", std::string(kernel), "' (kernels: ", c10::Join(", ", names), ")");
+  }
+  return stream_bytes_of(kernel);
 }
 
 void set_capability(c10::string_view requested) {

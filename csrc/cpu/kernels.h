@@ -8,6 +8,8 @@
 #include <ATen/core/Tensor.h>
 #include <c10/util/string_view.h>
 
+#include <stdexcept>
+#include <string_view>
 #include <tuple>
 
 namespace airfuse::cpu {
@@ -38,8 +40,9 @@ using Tensors3 = std::tuple<at::Tensor, at::Tensor, at::Tensor>;
     (dy, cos, sin, mode))
 
 // The bytes a call moves (its inputs and outputs) from which it writes its outputs with streaming
-// stores, on the variants that have them (vec_io.h, where the measurements are). Here, outside
-// the variants, for torch.ops.airfuse_cpu.stream_bytes(kernel) (the tests size their calls from it).
+// stores, on the variants that have them (vec_io.h, where the measurements are): kStreamBytes, or
+// the kernel's own size in kKernelStreamBytes (below). Here, outside the variants, for
+// torch.ops.airfuse_cpu.stream_bytes(kernel) (the tests size their calls from it).
 constexpr int64_t kStreamBytes = int64_t(96) << 20;
 // rope streams from 64 MB: its rows hop between heads (rope.cpp's tiles), and
 // at 64 MB (float32 2048 tokens, bfloat16 4096, x [1, 32, tokens, 128]) streaming took 0.72-0.77 of
@@ -70,6 +73,45 @@ constexpr int64_t kRopeBackwardStreamBytes = int64_t(32) << 20;
 // 2048 (48 MB) 0.99 and 1.04, 1024 (24 MB) 1.07 and 1.03; rms_norm_backward_add 1024 (32 MB) 1.00
 // and 1.08.
 constexpr int64_t kNormBackwardStreamBytes = int64_t(64) << 20;
+
+// The kernels that stream from a size of their own, and that size: the one table both the kernels
+// (through stream_bytes_of, as parallel_for_streaming's stream_from) and
+// torch.ops.airfuse_cpu.stream_bytes (dispatch.cpp) read, so the two cannot drift.
+struct KernelStreamBytes {
+  std::string_view kernel;  // its AIRFUSE_CPU_KERNELS name
+  int64_t bytes;
+};
+inline constexpr KernelStreamBytes kKernelStreamBytes[] = {
+    {"rope", kRopeStreamBytes},
+    {"rope_backward", kRopeBackwardStreamBytes},
+    {"rms_norm_backward", kNormBackwardStreamBytes},
+    {"rms_norm_backward_add", kNormBackwardStreamBytes},
+};
+
+constexpr bool is_kernel(std::string_view name) {
+#define AIRFUSE_CPU_KERNEL_IS(kernel, result, parameters, arguments) \
+  if (name == #kernel) return true;
+  AIRFUSE_CPU_KERNELS(AIRFUSE_CPU_KERNEL_IS)
+#undef AIRFUSE_CPU_KERNEL_IS
+  return false;
+}
+
+static_assert([] {
+  for (const KernelStreamBytes& entry : kKernelStreamBytes) {
+    if (!is_kernel(entry.kernel)) return false;
+  }
+  return true;
+}(), "kKernelStreamBytes names a kernel AIRFUSE_CPU_KERNELS lacks");
+
+// The size from which `kernel`'s calls stream: its kKernelStreamBytes entry, else kStreamBytes. An
+// unknown name throws, which in a constant expression (the kernels' use) fails the build.
+constexpr int64_t stream_bytes_of(std::string_view kernel) {
+  if (!is_kernel(kernel)) throw std::invalid_argument("airfuse CPU kernels: stream_bytes_of: unknown kernel");
+  for (const KernelStreamBytes& entry : kKernelStreamBytes) {
+    if (entry.kernel == kernel) return entry.bytes;
+  }
+  return kStreamBytes;
+}
 
 // One variant's kernels.
 struct Kernels {

@@ -254,6 +254,7 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& dy_in, const at::T
       const M* rp = rstd.const_data_ptr<M>();
       T* dxp = dx.mutable_data_ptr<T>();
       M* partial_p = partial.mutable_data_ptr<M>();
+      constexpr int64_t kStreamFrom = stream_bytes_of(kAdd ? "rms_norm_backward_add" : "rms_norm_backward");
       parallel_for_streaming(0, rows, grain_in_rows(d), (kAdd ? 4 : 3) * x.nbytes(), [&](int64_t begin, int64_t end, auto stream) {
         constexpr bool kStream = decltype(stream)::value;
         M* dgamma = partial_p + at::get_thread_num() * padded;
@@ -308,7 +309,7 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& dy_in, const at::T
           for (int64_t r = begin + 1; r < end; ++r) sum = row_sum<M>(d, term_of(r), dx_of(r - 1, sum, row_after(r, end), r));
           for_each_block<M>(d, dx_of(end - 1, sum, end - 1, end - 1));
         }
-      }, kNormBackwardStreamBytes);
+      }, kStreamFrom);
     };
     with_same_or_math<T>(gamma.scalar_type(), [&](auto g) {
       residual.defined() ? run(std::true_type{}, g) : run(std::false_type{}, g);

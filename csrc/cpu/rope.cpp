@@ -51,18 +51,53 @@ class RowWalk {
   std::vector<int64_t> index_;
 };
 
+// Half-mode float32 tables beside bfloat16 x in even/odd order (kEvenOddLanes) are converted to
+// that order once per tile (rope_kernel) rather than at every load: a table row is read by every
+// head, and each load would cost two shuffles per vector (load_even_odd). A converted row holds
+// cos's (or sin's) two halves in T's block order, each padded to whole blocks, the second from
+// second_half(h). Tables in x's dtype are read as they are: bfloat16 ones load in even/odd order
+// with a shift and a mask, and converted once per tile they took 1.01-1.08x as long (float32
+// rows, twice the bytes, crowding L1; bfloat16 16 to 8192 tokens x 4096, 1 thread, forward and
+// backward, in one process), float16 1.09-1.15x.
+template <class M>
+int64_t second_half(int64_t h) {
+  return (h + kBlock<M> - 1) / kBlock<M> * kBlock<M>;
+}
+
+template <class T, class C, class M = Math<T>>
+void convert_table_row(const C* table, int64_t h, M* converted) {
+  for (const int64_t half : {int64_t(0), h}) {
+    M* out = converted + (half == 0 ? 0 : second_half<M>(h));
+    for_each_block<M>(h, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+      const Block<M> b = load_block<T, M, kEvenOddLanes<T>>(table + half + i, n);
+      b[0].store(out + i);
+      b[1].store(out + i + kWidth<M>);
+    });
+  }
+}
+
 // One row. Forward: y = x * cos + rotate(x) * sin, rotate turning each pair (u, v) into (-v, u).
 // Backward: dx = dy * cos - rotate(dy * sin) (rotate's transpose is -rotate), which for a pair is
-// (u cos_u + v sin_v, v cos_v - u sin_u). y is stored with kStream (vec_io.h) in half mode; the
-// adjacent pairs' scalar stores are ordinary ones.
-template <class T, class C, bool kBackward, bool kStream, class M = Math<T>>
+// (u cos_u + v sin_v, v cos_v - u sin_u). y is stored with kStream (vec_io.h) by the vector
+// forms; the adjacent pairs' scalar stores are ordinary ones. Half mode reads its tables as rows of
+// convert_table_row (kConverted) or as they are.
+template <class T, class C, bool kBackward, bool kStream, bool kConverted, class M = Math<T>>
 void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y) {
   if (half) {
-    const int64_t h = d / 2;
+    static_assert(!kConverted || std::is_same_v<C, M>);
+    const int64_t h = d / 2, table_second = kConverted ? second_half<M>(h) : h;
+    constexpr bool kEvenOdd = kEvenOddLanes<T>;
+    const auto table = [](const C* p, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+      if constexpr (kConverted) {
+        return Block<M>{Vec<M>::loadu(p), Vec<M>::loadu(p + kWidth<M>)};
+      } else {
+        return load_block<T, M, kEvenOdd>(p, n);
+      }
+    };
     for_each_block<M>(h, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
-      const Block<M> x1 = load_block<T, M>(x + i, n), x2 = load_block<T, M>(x + h + i, n);
-      const Block<M> c1 = load_block<T, M>(cos + i, n), c2 = load_block<T, M>(cos + h + i, n);
-      const Block<M> s1 = load_block<T, M>(sin + i, n), s2 = load_block<T, M>(sin + h + i, n);
+      const Block<M> x1 = load_block<T, M, kEvenOdd>(x + i, n), x2 = load_block<T, M, kEvenOdd>(x + h + i, n);
+      const Block<M> c1 = table(cos + i, n), c2 = table(cos + table_second + i, n);
+      const Block<M> s1 = table(sin + i, n), s2 = table(sin + table_second + i, n);
       Block<M> first, second;
       c10::ForcedUnroll<2>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE {
         if constexpr (kBackward) {
@@ -73,12 +108,28 @@ void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y
           second[k] = x2[k] * c2[k] + x1[k] * s2[k];
         }
       });
-      store_block<T, kStream>(y + i, first, n);
-      store_block<T, kStream>(y + h + i, second, n);
+      store_block<T, kStream, kEvenOdd>(y + i, first, n);
+      store_block<T, kStream, kEvenOdd>(y + h + i, second, n);
     });
     return;
   }
-  // Adjacent pairs: scalar, in M, with the same products and rounding as the vector form.
+  if constexpr (kEvenOddLanes<T>) {
+    // Adjacent pairs in even/odd order: a block's first vector holds its pairs' u, the second
+    // their v (likewise the tables'), so the pairs rotate with the half mode's vector math.
+    for_each_block<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+      const Block<M> p = load_block<T, M, true>(x + i, n), c = load_block<T, M, true>(cos + i, n),
+                     s = load_block<T, M, true>(sin + i, n);
+      Block<M> out;
+      if constexpr (kBackward) {
+        out = {p[0] * c[0] + p[1] * s[1], p[1] * c[1] - p[0] * s[0]};
+      } else {
+        out = {p[0] * c[0] - p[1] * s[0], p[1] * c[1] + p[0] * s[1]};
+      }
+      store_block<T, kStream, true>(y + i, out, n);
+    });
+    return;
+  }
+  // Adjacent pairs otherwise: scalar, in M, with the same products and rounding as the vector form.
   for (int64_t i = 0; i < d; i += 2) {
     const M u = static_cast<M>(x[i]), v = static_cast<M>(x[i + 1]);
     const M cu = static_cast<M>(cos[i]), cv = static_cast<M>(cos[i + 1]);
@@ -155,31 +206,59 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
       const int64_t ahead = order.shared > 1 ? order.inner * row_bytes : kPrefetchAhead;
       const int64_t rows_per_tile = order.shared * std::min(order.inner, RowOrder::kTileRows);
       // The bytes moved: x and y (the tables, broadcast over heads in the usual layout, are small beside
-      // them); streamed from kRopeStreamBytes, or kRopeBackwardStreamBytes for the backward (kernels.h).
+      // them); streamed from the size kernels.h gives rope and rope_backward.
+      constexpr int64_t kStreamFrom = stream_bytes_of(kBackward ? "rope_backward" : "rope");
       const int64_t grain = std::max<int64_t>(1, grain_in_rows(d) / rows_per_tile);
-      parallel_for_streaming(0, order.tiles(), grain, 2 * x.nbytes(), [&](int64_t begin, int64_t end, auto stream) {
-        constexpr bool kStream = decltype(stream)::value;
-        std::array<int64_t, RowOrder::kTileRows> cos_at, sin_at;
-        for (int64_t tile = begin; tile < end; ++tile) {
-          const int64_t o = tile / tiles_per_outer, first = (tile % tiles_per_outer) * RowOrder::kTileRows;
-          const int64_t count = std::min(RowOrder::kTileRows, order.inner - first);
-          RowWalk row(dims, o * order.shared * order.inner + first);
-          for (int64_t i = 0; i < count; ++i, row.next()) cos_at[i] = row.cos, sin_at[i] = row.sin;
-          for (int64_t h = 0; h < order.shared; ++h) {
-            // x and y are contiguous: row r is at r * d.
-            const int64_t r0 = (o * order.shared + h) * order.inner + first;
-            for (int64_t i = 0; i < count; ++i) {
-              const int64_t offset = (r0 + i) * d;
-              if (offset * static_cast<int64_t>(sizeof(T)) + ahead + row_bytes <= rows * row_bytes) {
-                prefetch_bytes(reinterpret_cast<const char*>(xp + offset) + ahead, row_bytes);
-                // y for writing, unless streamed: a streaming store needs no read of its line.
-                if constexpr (!kStream) prefetch_bytes<true>(reinterpret_cast<const char*>(yp + offset) + ahead, row_bytes);
+      // Half mode converts float32 tables beside even/odd bfloat16 x (convert_table_row).
+      using M = Math<T>;
+      constexpr bool kConvert = kEvenOddLanes<T> && !std::is_same_v<C, T>;
+      const auto run = [&](auto converted) {
+        constexpr bool kConverted = decltype(converted)::value;
+        using Table = std::conditional_t<kConverted, M, C>;
+        const int64_t converted_row = 2 * second_half<M>(d / 2);
+        parallel_for_streaming(0, order.tiles(), grain, 2 * x.nbytes(), [&](int64_t begin, int64_t end, auto stream) {
+          constexpr bool kStream = decltype(stream)::value;
+          std::array<const Table*, RowOrder::kTileRows> cos_row, sin_row;
+          // The tile's converted table rows: one per run of rows sharing the same ones.
+          std::vector<Vec<M>> converted_rows(kConverted ? 2 * RowOrder::kTileRows * converted_row / kWidth<M> : 0);
+          M* const converted_at = reinterpret_cast<M*>(converted_rows.data());
+          for (int64_t tile = begin; tile < end; ++tile) {
+            const int64_t o = tile / tiles_per_outer, first = (tile % tiles_per_outer) * RowOrder::kTileRows;
+            const int64_t count = std::min(RowOrder::kTileRows, order.inner - first);
+            RowWalk row(dims, o * order.shared * order.inner + first);
+            for (int64_t i = 0, previous_cos = -1, previous_sin = -1; i < count; ++i, row.next()) {
+              if constexpr (kConverted) {
+                if (row.cos != previous_cos || row.sin != previous_sin) {
+                  M* const at = converted_at + 2 * i * converted_row;
+                  convert_table_row<T>(cp + row.cos, d / 2, at);
+                  convert_table_row<T>(sp + row.sin, d / 2, at + converted_row);
+                  previous_cos = row.cos, previous_sin = row.sin;
+                  cos_row[i] = at, sin_row[i] = at + converted_row;
+                } else {
+                  cos_row[i] = cos_row[i - 1], sin_row[i] = sin_row[i - 1];
+                }
+              } else {
+                cos_row[i] = cp + row.cos, sin_row[i] = sp + row.sin;
               }
-              rope_row<T, C, kBackward, kStream>(xp + offset, cp + cos_at[i], sp + sin_at[i], d, half, yp + offset);
+            }
+            for (int64_t h = 0; h < order.shared; ++h) {
+              // x and y are contiguous: row r is at r * d.
+              const int64_t r0 = (o * order.shared + h) * order.inner + first;
+              for (int64_t i = 0; i < count; ++i) {
+                const int64_t offset = (r0 + i) * d;
+                if (offset * static_cast<int64_t>(sizeof(T)) + ahead + row_bytes <= rows * row_bytes) {
+                  prefetch_bytes(reinterpret_cast<const char*>(xp + offset) + ahead, row_bytes);
+                  // y for writing, unless streamed: a streaming store needs no read of its line.
+                  if constexpr (!kStream) prefetch_bytes<true>(reinterpret_cast<const char*>(yp + offset) + ahead, row_bytes);
+                }
+                rope_row<T, Table, kBackward, kStream, kConverted>(xp + offset, cos_row[i], sin_row[i], d, half, yp + offset);
+              }
             }
           }
-        }
-      }, kBackward ? kRopeBackwardStreamBytes : kRopeStreamBytes);
+        }, kStreamFrom);
+      };
+      if (half && kConvert) return run(std::true_type{});
+      run(std::false_type{});
     });
   });
   return y;
