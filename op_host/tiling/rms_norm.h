@@ -413,7 +413,12 @@ inline Slices SliceColumns(const ChipInfo& chip, uint64_t rows, uint32_t cols, u
     if (2 * cores < chip.vectorCores) return {};
     uint64_t k = RoundUp(CeilDiv(kMinCopyBytes, 2ull * c * s), 8);
     if (k >= rows) k = rows;
-    while (k > 0 && SliceBytes(cores, rows, c, stride, uint32_t(k), s, g) > chip.ubBytes) k = k > 8 ? (k - 1) / 8 * 8 : k - 1;
+    // Steps past the first start at whole blocks of the packed sums (8 rows): the kernel's vector
+    // operands there (sums, the row factors and their Brcb) start 32 B-aligned (ascendc_facts.md
+    // 1.3), and the last step's parts and the others' fill c_'s r8 rows per core. So k is a
+    // multiple of 8 or every row (one step); 3 float rows of 79909 columns got k = 2 (the twin
+    // refused the launch: headParts past c_).
+    while (k > 0 && SliceBytes(cores, rows, c, stride, uint32_t(k), s, g) > chip.ubBytes) k = k > 8 ? (k - 1) / 8 * 8 : 0;
     if (k == 0) return {};
     uint64_t r8 = RoundUp(rows, 8), red = RowSumsScratch(true, true, k, c, stride, 0) * 4;
     return {cores, c, stride, uint32_t(k), uint32_t(red < 32 ? 32 : R32(red)), uint32_t(2 * r8 * 4 + 2 * r8 * 32)};
