@@ -57,6 +57,8 @@ CASES = [
                                  r"which is not set \(never set, or its set was consumed by another WaitFlag\): the NPU would wait forever"),
     ("broken_wait_never_set", r"WaitFlag<HardEvent::MTE2_V>\(0\) at broken_kernels.cpp:\d+: waits on id 0, which is not set"),
     ("broken_too_many_event_ids", r"TPipe::AllocEventID: all 8 ids of HardEvent::V_S are in use"),
+    ("broken_release_fetched_event_id", r"TPipe::ReleaseEventID: HardEvent::V_S id 0 is not held: ReleaseEventID takes an id "
+                                        r"AllocEventID returned and not yet released"),
     ("broken_missing_mte2_v", r"Muls: \(V\) src UB \[0, 1024\) of InitBuffer #1 \(TBuf<VECIN>\) reads memory last written by "
                               r"DataCopy\(GM->UB\) \(MTE2\) with no ordering between them: missing MTE2 -> V ordering "
                               r"\(SetFlag/WaitFlag<HardEvent::MTE2_V>\)"),

@@ -171,6 +171,11 @@ int32_t AllocEventId(HardEvent e, const char* api) {
 
 void ReleaseEventId(HardEvent e, int32_t id) {
     if (id < 0 || id >= kEventIds) Fail("TPipe::ReleaseEventID", Fmt("HardEvent::%s id %d outside 0..%d", EventName(e), id, kEventIds - 1));
+    // ReleaseEventID.md: "ReleaseEventID传入的TEventID需由对应的AllocEventID申请而来": an id not held
+    // (a FetchEventID one, or released twice) would free an id a queue buffer or AllocEventID holds.
+    if (!(St().occupied[int(e)] & (1u << id)))
+        Fail("TPipe::ReleaseEventID", Fmt("HardEvent::%s id %d is not held: ReleaseEventID takes an id AllocEventID returned and not yet released",
+                                          EventName(e), id));
     St().occupied[int(e)] &= uint8_t(~(1u << id));
 }
 

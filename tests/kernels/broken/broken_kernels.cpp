@@ -318,6 +318,15 @@ extern "C" __global__ __aicore__ void broken_too_many_event_ids(GM_ADDR x, GM_AD
     for (int i = 0; i < 9; ++i) pipe.AllocEventID<HardEvent::V_S>();
 }
 
+// ReleaseEventID of an id FetchEventID gave (ReleaseEventID.md: only ids AllocEventID returned).
+extern "C" __global__ __aicore__ void broken_release_fetched_event_id(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TEventID id = pipe.FetchEventID<HardEvent::V_S>();
+    SetFlag<HardEvent::V_S>(id);
+    WaitFlag<HardEvent::V_S>(id);
+    pipe.ReleaseEventID<HardEvent::V_S>(id);
+}
+
 // A vector op reads a tile MTE2 may still be loading.
 extern "C" __global__ __aicore__ void broken_missing_mte2_v(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
