@@ -51,7 +51,7 @@ class RowWalk {
   std::vector<int64_t> index_;
 };
 
-// Half-mode float32 tables beside bfloat16 x in even/odd order (kEvenOddLanes) are converted to
+// Half-mode float32 tables beside bfloat16 x in even/odd order (kEvenOddBlocks) are converted to
 // that order once per tile (rope_kernel) rather than at every load: a table row is read by every
 // head, and each load would cost two shuffles per vector (load_even_odd). A converted row holds
 // cos's (or sin's) two halves in T's block order, each padded to whole blocks, the second from
@@ -69,7 +69,7 @@ void convert_table_row(const C* table, int64_t h, M* converted) {
   for (const int64_t half : {int64_t(0), h}) {
     M* out = converted + (half == 0 ? 0 : second_half<M>(h));
     for_each_block<M>(h, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
-      const Block<M> b = load_block<T, M, kEvenOddLanes<T>>(table + half + i, n);
+      const Block<M> b = load_block<T, M>(table + half + i, n);
       b[0].store(out + i);
       b[1].store(out + i + kWidth<M>);
     });
@@ -86,16 +86,15 @@ void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y
   if (half) {
     static_assert(!kConverted || std::is_same_v<C, M>);
     const int64_t h = d / 2, table_second = kConverted ? second_half<M>(h) : h;
-    constexpr bool kEvenOdd = kEvenOddLanes<T>;
     const auto table = [](const C* p, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
       if constexpr (kConverted) {
         return Block<M>{Vec<M>::loadu(p), Vec<M>::loadu(p + kWidth<M>)};
       } else {
-        return load_block<T, M, kEvenOdd>(p, n);
+        return load_block<T, M>(p, n);
       }
     };
     for_each_block<M>(h, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
-      const Block<M> x1 = load_block<T, M, kEvenOdd>(x + i, n), x2 = load_block<T, M, kEvenOdd>(x + h + i, n);
+      const Block<M> x1 = load_block<T, M>(x + i, n), x2 = load_block<T, M>(x + h + i, n);
       const Block<M> c1 = table(cos + i, n), c2 = table(cos + table_second + i, n);
       const Block<M> s1 = table(sin + i, n), s2 = table(sin + table_second + i, n);
       Block<M> first, second;
@@ -108,12 +107,12 @@ void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y
           second[k] = x2[k] * c2[k] + x1[k] * s2[k];
         }
       });
-      store_block<T, kStream, kEvenOdd>(y + i, first, n);
-      store_block<T, kStream, kEvenOdd>(y + h + i, second, n);
+      store_block<T, kStream>(y + i, first, n);
+      store_block<T, kStream>(y + h + i, second, n);
     });
     return;
   }
-  if constexpr (kEvenOddLanes<T>) {
+  if constexpr (kEvenOddBlocks<T>) {
     // Adjacent pairs in even/odd order: a block's first vector holds its pairs' u, the second
     // their v (likewise the tables'), so the pairs rotate with the half mode's vector math.
     for_each_block<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
@@ -211,7 +210,7 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
       const int64_t grain = std::max<int64_t>(1, grain_in_rows(d) / rows_per_tile);
       // Half mode converts float32 tables beside even/odd bfloat16 x (convert_table_row).
       using M = Math<T>;
-      constexpr bool kConvert = kEvenOddLanes<T> && !std::is_same_v<C, T>;
+      constexpr bool kConvert = kEvenOddBlocks<T> && !std::is_same_v<C, T>;
       const auto run = [&](auto converted) {
         constexpr bool kConverted = decltype(converted)::value;
         using Table = std::conditional_t<kConverted, M, C>;

@@ -157,11 +157,15 @@ C10_ALWAYS_INLINE void store(T* p, const Vec<M>& v, int64_t n = kWidth<M>) {
 // load and store of T, so elementwise math on blocks is unchanged and only a sum over lanes
 // (row_sum) sees the order.
 //
-// bfloat16 on AVX512 is kept in even/odd order: the first vector holds elements 0, 2, ..., 30, the
-// second 1, 3, ..., 31. Its loads are then a shift and a mask, and its stores round two vectors
-// with 16-bit lane ops and no shuffle (at::vec's natural order costs a port-5 shuffle per vector
-// each way, and its rounding store 9 instructions per vector: most of a norm row's time). Every
-// other storage type and variant keeps natural order and at::vec's conversions.
+// bfloat16 is kept in even/odd order on AVX2 and AVX512: the first vector holds elements 0, 2, 4,
+// ..., the second 1, 3, 5, .... Its loads are then a shift and a mask, and its stores round two
+// vectors with 16-bit lane ops and no shuffle. at::vec's natural order costs a shuffle per vector
+// each way and its rounding store several more instructions (on AVX512 9 a vector: most of a norm
+// row's time; on AVX2, per 8 elements, a vpmovzxwd and a shift to load, two shifts, a pack, a
+// vpermq and a blend to store, on two of Zen 3's four vector pipes: rope's hot loop had 40 of them
+// per 32 outputs, 6 in even/odd order, and took 0.69-0.79x the time in it). Only sums over lanes
+// see the order: a row's float32 sum in norm.cpp adds its lanes in another order than natural
+// order would. Every other storage type and variant keeps natural order and at::vec's conversions.
 template <class M>
 using Block = std::array<Vec<M>, 2>;
 
@@ -170,22 +174,6 @@ constexpr int64_t kBlock = 2 * kWidth<M>;
 
 template <class T>
 constexpr bool kEvenOddBlocks =
-#if defined(CPU_CAPABILITY_AVX512)
-    std::is_same_v<T, at::BFloat16>;
-#else
-    false;
-#endif
-
-// The block order of T for kernels whose math never crosses lanes (rope.cpp), which may differ
-// from kEvenOddBlocks without changing a bit: bfloat16 is in even/odd order on AVX2 too. There
-// at::vec's natural order costs per 8 elements a vpmovzxwd and a shift to load, and two shifts, a
-// pack, a vpermq and a blend to round and store; shifts and shuffles run on two of Zen 3's four
-// vector pipes (the development machine), and rope's hot loop had 40 of them per 32 outputs
-// (objdump), 6 in even/odd order (per 16 elements a shift to load, two to store). rope bfloat16,
-// 1 thread, in one process: 0.69-0.79x the time at 128-8192 tokens x 4096. Kernels that sum over
-// lanes (norm.cpp) keep kEvenOddBlocks, as their sums' order, hence their bits, would change.
-template <class T>
-constexpr bool kEvenOddLanes =
 #if defined(CPU_CAPABILITY_AVX512) || defined(CPU_CAPABILITY_AVX2)
     std::is_same_v<T, at::BFloat16>;
 #else
@@ -278,7 +266,7 @@ C10_ALWAYS_INLINE void store_even_odd(at::BFloat16* p, const Block<float>& b) {
 #endif
 
 // n (<= kBlock) elements of p, of storage type S, as a block in T's order (kEvenOdd: even/odd, as
-// kEvenOddBlocks<T> or kEvenOddLanes<T> gives it); the rest of the lanes 0.
+// kEvenOddBlocks<T> gives it); the rest of the lanes 0.
 template <class T, class M, bool kEvenOdd = kEvenOddBlocks<T>, class S>
 C10_ALWAYS_INLINE Block<M> load_block(const S* p, int64_t n = kBlock<M>) {
   if constexpr (kEvenOdd) {
