@@ -50,6 +50,8 @@ CASES = [
     ("broken_gather_outside_src", r"Gather: srcOffset\[63\] = 256 bytes is outside src's 256 bytes"),
     ("broken_gather_unaligned_offset", r"Gather: srcOffset\[0\] = 2 bytes is not element-aligned"),
     ("broken_cast_mode_int32", r"Cast: float -> int32_t with round mode 4 is not supported on Ascend910B2"),
+    ("broken_brcb_zero_block_stride", r"Brcb: dstBlkStride 0 is not supported \(Brcb.md: undefined behaviour\)"),
+    ("broken_brcb_overlap", r"Brcb: src UB \[128, 160\) overlaps dst's span \[0, 256\): src and dst must not share memory \(Brcb.md\)"),
     # synchronisation (twin/README.md, "Pipes and events")
     ("broken_reused_event_id", r"SetFlag<HardEvent::V_MTE2>\(0\) at broken_kernels.cpp:\d+: id 0 is still set by TQue::FreeTensor of InitBuffer #1 \(TQue<VECIN> "
                                r"buffer 0\) and not yet waited on: the second set is lost"),

@@ -671,3 +671,22 @@ AIRFUSE_COPY_PATH(pad_out, PathApi::kPadOut)
 // What rms_norm_rows.h did before: gamma loaded with DataCopyPad into a TBuf<VECCALC> (the default
 // position, which only the 950PR/950DT's DataCopyPad may load into).
 extern "C" __global__ __aicore__ void broken_copy_into_veccalc(GM_ADDR x, GM_ADDR, GM_ADDR) { CopyPath<PathApi::kPadIn, TPosition::VECCALC>(x); }
+
+// Brcb with dstBlkStride 0, which Brcb.md leaves undefined (its pseudo-code reads 0 as 1).
+extern "C" __global__ __aicore__ void broken_brcb_zero_block_stride(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 4096);
+    LocalTensor<float> t = buf.Get<float>();
+    Brcb(t[64], t, 1, BrcbRepeatParams(0, 8));
+}
+
+// Brcb whose 8 source floats lie inside the 8 blocks it writes (Brcb.md: src and dst may not use
+// the same memory), though the two start at different addresses.
+extern "C" __global__ __aicore__ void broken_brcb_overlap(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 4096);
+    LocalTensor<float> t = buf.Get<float>();
+    Brcb(t, t[32], 1, BrcbRepeatParams(1, 8));
+}

@@ -288,8 +288,8 @@ struct BinaryRepeatParams {
     uint8_t dstBlkStride = 1, src0BlkStride = 1, src1BlkStride = 1, dstRepStride = 8, src0RepStride = 8, src1RepStride = 8;
 };
 
-// Brcb's strides (kernel_struct_brcb.h): dst block stride within a repeat (0 counts as 1) and dst
-// repeat stride, in 32 B blocks.
+// Brcb's strides (kernel_struct_brcb.h): dst block stride within a repeat and dst repeat stride,
+// in 32 B blocks.
 struct BrcbRepeatParams {
     BrcbRepeatParams() = default;
     BrcbRepeatParams(uint16_t dstBlk, uint16_t dstRep) : dstBlkStride(dstBlk), dstRepStride(dstRep) {}
@@ -390,12 +390,20 @@ template <typename T> void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>&
         twin::Fail(api, twin::Fmt("not modelled on %s (Brcb.md: it needs 8 KB of UB reserved there)", twin::Cur().chip->socVersion));
     twin::CheckUbOperand(api, "dst", dst.GetPosition(), dst.UbOffset());
     twin::CheckUbOperand(api, "src", src.GetPosition(), src.UbOffset());
-    if (dst.UbOffset() == src.UbOffset()) twin::Fail(api, "src and dst must not be the same address (Brcb.md)");
+    // Brcb.md's constraints: dstBlkStride 0 is undefined behaviour (its pseudo-code would read it as 1),
+    // and src and dst may not use the same memory: the twin refuses any overlap of src's range with
+    // the span dst's blocks cover.
+    if (p.dstBlkStride == 0) twin::Fail(api, "dstBlkStride 0 is not supported (Brcb.md: undefined behaviour)");
     if (repeatTime == 0) return;
-    const uint32_t blk = p.dstBlkStride == 0 ? 1 : p.dstBlkStride;
+    const uint32_t blk = p.dstBlkStride;
     constexpr uint32_t perBlock = 32 / sizeof(T);
-    twin::CheckFits(api, "src", uint64_t(repeatTime) * 8 * sizeof(T), src.Bytes());
-    twin::CheckFits(api, "dst", twin::StridedSpan(repeatTime, 8, blk, p.dstRepStride), dst.Bytes());
+    const uint64_t srcBytes = uint64_t(repeatTime) * 8 * sizeof(T), dstSpan = twin::StridedSpan(repeatTime, 8, blk, p.dstRepStride);
+    twin::CheckFits(api, "src", srcBytes, src.Bytes());
+    twin::CheckFits(api, "dst", dstSpan, dst.Bytes());
+    if (src.UbOffset() < dst.UbOffset() + dstSpan && dst.UbOffset() < src.UbOffset() + srcBytes)
+        twin::Fail(api, twin::Fmt("src UB [%llu, %llu) overlaps dst's span [%llu, %llu): src and dst must not share memory (Brcb.md)",
+                                  (unsigned long long)src.UbOffset(), (unsigned long long)(src.UbOffset() + srcBytes),
+                                  (unsigned long long)dst.UbOffset(), (unsigned long long)(dst.UbOffset() + dstSpan)));
     twin::Instr in(api, twin::kPipeV);
     in.Vector(uint64_t(repeatTime) * 8 * perBlock, sizeof(T));
     src.Access(in, "src", uint64_t(repeatTime) * 8 * sizeof(T), false);
