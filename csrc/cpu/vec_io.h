@@ -196,12 +196,38 @@ C10_ALWAYS_INLINE Block<float> load_even_odd(const float* p) {
   return {Vec<float>(_mm512_permutex2var_ps(a, even, b)), Vec<float>(_mm512_permutex2var_ps(a, odd, b))};
 }
 
+// Whether this CPU has AVX512-BF16, whose vcvtne2ps2bf16 rounds two vectors of floats to 32
+// bfloat16 in one instruction (store_even_odd<kStream, true>). The variant is compiled without
+// -mavx512bf16, so the compiler emits it nowhere; store_even_odd writes it in inline assembly, run
+// only where this holds.
+inline bool has_avx512_bf16() {
+  static const bool has = __builtin_cpu_supports("avx512bf16");
+  return has;
+}
+
 // A block in even/odd order rounded to 32 bfloat16 as at::vec's cvtfp32_bf16 rounds (nearest even,
 // NaN to 0xffff), bit for bit, and streamed where kStream allows. The high and low halves of the 32
 // floats are gathered into two vectors of 16-bit lanes, then the high half is rounded up where
-// low + (high & 1) > 0x8000.
-template <bool kStream = false>
+// low + (high & 1) > 0x8000. With kNative (only where has_avx512_bf16()), a block holding neither
+// NaN nor denormal is rounded by vcvtne2ps2bf16 instead: its rounding to nearest even is the same
+// on every other float (checked over all 2^32), but it flushes denormals to 0 and keeps NaN's
+// payload. Its 16-bit lanes (the even elements' results, then the odd ones') are put back in
+// memory order by one vpermw. 6 instructions a block (its test and the store included) against 11:
+// gelu bfloat16 on an AMD EPYC (Zen 5, 1 thread, 128 and 2048 tokens x 4096, in one process) took
+// 0.80x the time, its backward 0.85x, silu_mul, swiglu and their backwards 0.87-0.95x.
+template <bool kStream = false, bool kNative = false>
 C10_ALWAYS_INLINE void store_even_odd(at::BFloat16* p, const Block<float>& b) {
+  if constexpr (kNative) {
+    // 0xA1: quiet NaN, denormal, signalling NaN.
+    if (C10_LIKELY((_mm512_fpclass_ps_mask(b[0], 0xA1) | _mm512_fpclass_ps_mask(b[1], 0xA1)) == 0)) {
+      __m512i rounded;  // AT&T order: the low half from the first operand (b[0]), the high from the second
+      asm("vcvtne2ps2bf16 %2, %1, %0" : "=v"(rounded) : "v"(b[1]), "v"(b[0]));
+      const __m512i memory_order = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                                                    21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+      store_vector<kStream>(p, _mm512_permutexvar_epi16(memory_order, rounded));
+      return;
+    }
+  }
   const __m512i even = _mm512_castps_si512(b[0]), odd = _mm512_castps_si512(b[1]);
   const __m512i high_words = _mm512_set1_epi32(int32_t(0xffff0000));
   if (C10_UNLIKELY(_mm512_cmp_ps_mask(b[0], b[1], _CMP_UNORD_Q) != 0)) {
@@ -280,12 +306,28 @@ C10_ALWAYS_INLINE Block<M> load_block(const S* p, int64_t n = kBlock<M>) {
   }
 }
 
+// Whether a kernel storing T can round its blocks with vcvtne2ps2bf16 (store_even_odd's kNative),
+// where has_avx512_bf16().
+template <class T>
+constexpr bool kCanRoundNatively =
+#if defined(CPU_CAPABILITY_AVX512)
+    std::is_same_v<T, at::BFloat16>;
+#else
+    false;
+#endif
+
 // The first n lanes of block b, in T's order (kEvenOdd as load_block's), rounded once to T; its
-// full vectors streamed where kStream allows (above).
-template <class T, bool kStream = false, bool kEvenOdd = kEvenOddBlocks<T>, class M>
+// full vectors streamed where kStream allows (above), its full blocks rounded by vcvtne2ps2bf16
+// with kNative (kCanRoundNatively<T> only, in even/odd order).
+template <class T, bool kStream = false, bool kEvenOdd = kEvenOddBlocks<T>, bool kNative = false, class M>
 C10_ALWAYS_INLINE void store_block(T* p, const Block<M>& b, int64_t n = kBlock<M>) {
+  static_assert(!kNative || (kCanRoundNatively<T> && kEvenOdd));
   if constexpr (kEvenOdd) {
+#if defined(CPU_CAPABILITY_AVX512)
+    if (n == kBlock<M>) return store_even_odd<kStream, kNative>(p, b);
+#else
     if (n == kBlock<M>) return store_even_odd<kStream>(p, b);
+#endif
     alignas(64) T buffer[kBlock<M>];
     store_even_odd(buffer, b);
     std::copy(buffer, buffer + n, p);
@@ -419,34 +461,44 @@ void elementwise(int64_t rows, int64_t length, std::array<const T*, NI> in, std:
   using M = Math<T>;
   // The bytes the call moves (none counted for a kernel that never streams).
   const int64_t bytes = streaming == Streaming::kNever ? 0 : rows * length * static_cast<int64_t>((NI + NO) * sizeof(T));
-  parallel_segments(rows, length, bytes, [&](int64_t row, int64_t begin, int64_t end, auto stream) {
-    constexpr bool kStream = decltype(stream)::value;
-    std::array<const T*, NI> src;
-    std::array<T*, NO> dst;
-    for (size_t k = 0; k < NI; ++k) src[k] = in[k] + row * in_row[k] + begin;
-    for (size_t k = 0; k < NO; ++k) dst[k] = out[k] + row * out_row[k] + begin;
-    // Forced inline (with the inputs, outputs and a block's two vectors unrolled) so that the full
-    // blocks' loop has a constant n and keeps everything in registers.
-    for_each_block<M>(end - begin, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
-      // Each input's and output's line kElementwiseAhead bytes on (prefetch_block; an output only
-      // where normal stores write it), asked for while this block computes.
-      constexpr int64_t kAhead = kElementwiseAhead / int64_t(sizeof(T));
-      c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { prefetch_block<M>(src[k] + i + kAhead); });
-      if constexpr (!kStream) {
-        c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { prefetch_block<M, true>(dst[k] + i + kAhead); });
-      }
-      std::array<Block<M>, NI> args;
-      c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { args[k] = load_block<T, M>(src[k] + i, n); });
-      std::array<Block<M>, NO> results;
-      c10::ForcedUnroll<2>{}([&](auto v) C10_ALWAYS_INLINE_ATTRIBUTE {
-        std::array<Vec<M>, NI> vectors;
-        c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { vectors[k] = args[k][v]; });
-        const std::array<Vec<M>, NO> outputs = f(vectors);
-        c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { results[k][v] = outputs[k]; });
+  const auto run = [&](auto native) {
+    parallel_segments(rows, length, bytes, [&](int64_t row, int64_t begin, int64_t end, auto stream) {
+      constexpr bool kStream = decltype(stream)::value;
+      std::array<const T*, NI> src;
+      std::array<T*, NO> dst;
+      for (size_t k = 0; k < NI; ++k) src[k] = in[k] + row * in_row[k] + begin;
+      for (size_t k = 0; k < NO; ++k) dst[k] = out[k] + row * out_row[k] + begin;
+      // Forced inline (with the inputs, outputs and a block's two vectors unrolled) so that the full
+      // blocks' loop has a constant n and keeps everything in registers.
+      for_each_block<M>(end - begin, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
+        // Each input's and output's line kElementwiseAhead bytes on (prefetch_block; an output only
+        // where normal stores write it), asked for while this block computes.
+        constexpr int64_t kAhead = kElementwiseAhead / int64_t(sizeof(T));
+        c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { prefetch_block<M>(src[k] + i + kAhead); });
+        if constexpr (!kStream) {
+          c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { prefetch_block<M, true>(dst[k] + i + kAhead); });
+        }
+        std::array<Block<M>, NI> args;
+        c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { args[k] = load_block<T, M>(src[k] + i, n); });
+        std::array<Block<M>, NO> results;
+        c10::ForcedUnroll<2>{}([&](auto v) C10_ALWAYS_INLINE_ATTRIBUTE {
+          std::array<Vec<M>, NI> vectors;
+          c10::ForcedUnroll<NI>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { vectors[k] = args[k][v]; });
+          const std::array<Vec<M>, NO> outputs = f(vectors);
+          c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { results[k][v] = outputs[k]; });
+        });
+        c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE {
+          store_block<T, kStream, kEvenOddBlocks<T>, decltype(native)::value>(dst[k] + i, results[k], n);
+        });
       });
-      c10::ForcedUnroll<NO>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE { store_block<T, kStream>(dst[k] + i, results[k], n); });
     });
-  });
+  };
+#if defined(CPU_CAPABILITY_AVX512)
+  if constexpr (kCanRoundNatively<T>) {
+    if (has_avx512_bf16()) return run(std::true_type{});
+  }
+#endif
+  run(std::false_type{});
 }
 
 // z = f(x, y) elementwise, z of x's shape and dtype: the kernels of the two-input elementwise ops
