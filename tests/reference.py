@@ -52,3 +52,18 @@ def gelu_backward_reference(dy, x, approximate):
     x64 = x.detach().double().requires_grad_()
     torch.nn.functional.gelu(x64, approximate=approximate).backward(dy.double())
     return x64.grad
+
+
+def every_finite(dtype):
+    """Every finite value of a 16-bit dtype."""
+    values = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(dtype)
+    return values[values.isfinite()]
+
+
+def ulps(got, want):
+    """How many values of their 16-bit dtype lie from want to got (0: equal)."""
+    def ordered(t):
+        bits = t.view(torch.int16).int()
+        return torch.where(bits < 0, -32768 - bits, bits)
+
+    return (ordered(got) - ordered(want)).abs()

@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 from airfuse import cpu_kernels
 from airfuse.ops import gelu as gelu_math
-from reference import IR_DTYPES, TOLERANCES, gelu_backward_reference
+from reference import IR_DTYPES, TOLERANCES, every_finite, gelu_backward_reference, ulps
 
 gelu = torch.ops.airfuse.gelu
 gelu_backward = torch.ops.airfuse.gelu_backward
@@ -61,21 +61,6 @@ def test_whole_float_range_is_finite_and_accurate(dtype, approximate):
     torch.testing.assert_close(dx.double(), gelu_backward_reference(torch.ones_like(x), x, approximate), **TOLERANCES[dtype])
 
 
-def _every_finite(dtype):
-    """Every finite value of a 16-bit dtype."""
-    values = torch.arange(-(2**15), 2**15, dtype=torch.int32).to(torch.int16).view(dtype)
-    return values[values.isfinite()]
-
-
-def _ulps(got, want):
-    """How many values of their 16-bit dtype lie from want to got (0: equal)."""
-    def ordered(t):
-        bits = t.view(torch.int16).int()
-        return torch.where(bits < 0, -32768 - bits, bits)
-
-    return (ordered(got) - ordered(want)).abs()
-
-
 # The least fraction of results equal to the float64 result rounded once (measured on AVX512, whose
 # bfloat16 math is the least accurate: 0.9996 forward and backward, float16 0.9999).
 ROUNDED_AS_FLOAT64 = {torch.bfloat16: 0.999, torch.float16: 0.9995}
@@ -90,7 +75,7 @@ def test_tanh_form_in_16_bits_rounds_as_float64_does(dtype, capability):
     and the rest to a neighbour. Beyond 1 ulp only where float math must miss: forward, results
     below 1e-30 flushed to 0 (x < -10); backward, also next to the zero of GELU's slope (x = -0.75),
     within 2^-15 |dy|."""
-    x = _every_finite(dtype)
+    x = every_finite(dtype)
     dy = torch.randn(x.shape, generator=torch.Generator().manual_seed(0)).to(dtype)
     with cpu_kernels.use_capability(capability):
         results = {
@@ -98,9 +83,9 @@ def test_tanh_form_in_16_bits_rounds_as_float64_does(dtype, capability):
             "backward": (gelu_backward(dy, x, "tanh"), gelu_math.gelu_backward_reference(dy.double(), x.double()), 2**-15),
         }
     for direction, (got, want, per_dy) in results.items():
-        ulps = _ulps(got, want.to(dtype))
-        assert (ulps == 0).double().mean() >= ROUNDED_AS_FLOAT64[dtype], direction
-        near = (ulps <= 1) | ((got.double() - want).abs() <= per_dy * dy.double().abs() + 1e-30)
+        apart = ulps(got, want.to(dtype))
+        assert (apart == 0).double().mean() >= ROUNDED_AS_FLOAT64[dtype], direction
+        near = (apart <= 1) | ((got.double() - want).abs() <= per_dy * dy.double().abs() + 1e-30)
         assert near.all(), (direction, x[~near], got[~near], want[~near])
 
 

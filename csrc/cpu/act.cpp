@@ -1,6 +1,12 @@
 // Fused CPU kernels of the activations: silu_mul, swiglu, gelu and their backwards (math:
 // airfuse/ops/silu_mul.py, swiglu.py, gelu.py). silu_mul and swiglu keep its operation order, with
-// at::vec's inline exp_u20 for the exp (below); gelu's tanh form is rearranged for speed (one exp and
+// at::vec's inline exp_u20 for the exp (below), but in bfloat16 and float16 on AVX512, which take
+// a * sigmoid(a) * b with an exp and a refined reciprocal of their own (kSiluByExp2): over every
+// finite a (b, dy random) their results, forward and backward, are the division's but at 4
+// bfloat16 values of a (-87.5, -88, -88.5, where |silu(a) * b| < 1.6e-36 becomes 0, and one 1 ulp
+// off) and 3 float16 ones (1 ulp); in every variant 99.96 % (bfloat16) and 99.995 % (float16) of
+// them are the float64 value as torch rounds it, the rest 1 ulp off, but for results below 1e-35
+// (a < -87) (tests/test_silu_mul.py). gelu's tanh form is rearranged for speed (one exp and
 // one reciprocal; in float on AVX2 and AVX512 an exp of its own and a refined reciprocal estimate,
 // TanhGate). Its float32 error against float64, measured in every variant on [-20, 20] (DEFAULT's
 // exact division alike): <= 1.1e-6 relative for x >= -3, <= 4e-6 for x >= -6 (the largest near
@@ -40,32 +46,6 @@ template <class M>
 C10_ALWAYS_INLINE Vec<M> exp_of_minus(const Vec<M>& a) {
   return a.neg().exp_u20();
 }
-
-template <class M>
-C10_ALWAYS_INLINE Vec<M> sigmoid(const Vec<M>& v) {
-  return Vec<M>(M(1)) / (Vec<M>(M(1)) + exp_of_minus(v));
-}
-
-// y = silu(a) * b, silu(a) = a / (1 + exp(-a)): one division, as ATen's silu and inductor's
-// kernel for silu(a) * b compute it (a * sigmoid(a) would cost a multiply more).
-struct SiluMul {
-  template <class M>
-  C10_ALWAYS_INLINE std::array<Vec<M>, 1> operator()(const std::array<Vec<M>, 2>& in) const {
-    const auto& [a, b] = in;
-    return {a / (Vec<M>(M(1)) + exp_of_minus(a)) * b};
-  }
-};
-
-// (da, db) of y = silu(a) * b, with silu'(a) = s + a * s * (1 - s) = s * (1 + a * (1 - s)):
-// dy * s is shared by both.
-struct SiluMulGrad {
-  template <class M>
-  C10_ALWAYS_INLINE std::array<Vec<M>, 2> operator()(const std::array<Vec<M>, 3>& in) const {
-    const auto& [dy, a, b] = in;
-    const Vec<M> one(M(1)), s = sigmoid(a), dy_s = dy * s;
-    return {dy_s * b * (one + a * (one - s)), dy_s * a};
-  }
-};
 
 // x (contiguous) seen as [outer, 2, half]: the gate and up halves along dim are each `half` apart.
 struct Halves {
@@ -116,9 +96,9 @@ struct SigmoidPair {
 };
 
 // The relative accuracy, in bits, that the float math of a kernel storing T needs: bfloat16 keeps
-// 8 significant bits, and there a cheaper tanh form (TanhGate: a degree-3 exp, no Newton step; 13
-// instructions a vector forward, against 17) still rounds all but about 1 in 2000 results as the
-// exact value would (header). float16 (11 bits) gets float32's math.
+// 8 significant bits, and there a cheaper tanh form (TanhGate: a degree-3 exp, no Newton step, no
+// mask; 12 instructions a vector forward, against 17) still rounds all but about 1 in 2000 results
+// as the exact value would (header). float16 (11 bits) gets float32's math.
 template <class T>
 constexpr int kOutputBits = std::is_same_v<T, at::BFloat16> ? 8 : std::is_same_v<T, at::Half> ? 11 : 24;
 
@@ -157,22 +137,41 @@ C10_ALWAYS_INLINE __m512 exp2_of(const __m512& s) {
   return _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(s, _mm512_set1_ps(-126.0f), _CMP_NLT_UQ), p, s);
 }
 
-// The tanh form's gate in float on AVX512: q = sigmoid(w) = 1 / (1 + e), e = exp(-w), w = 2u as
-// tanh_argument gives it, with -log2(e) folded into its constants so that exp2_of takes it as is.
-// q is 0 where 1 + e >= 2^126 (x < -10; so is float32's gelu(x), and q stays normal, see
-// exp2_of); NaN stays NaN. rcp14 is within 2^-14; for kBits > 8 a Newton step refines it.
+// 1 / (1 + e) in float on AVX512 for e = 2^s from exp2_of, the sigmoid of -s ln(2): the gate of
+// GELU's tanh form (TanhGate) and SiLU's sigmoid in 16-bit dtypes (SiluMul); NaN stays NaN. rcp14
+// is within 2^-14; for kBits > 8 a Newton step refines it, and q is 0 where 1 + e >= 2^126 (so q
+// stays normal, see exp2_of). For kBits <= 8, no test (with its compare into a mask register and
+// masked rcp14, gelu bfloat16 took 1.14x the time, its backward 1.08x): e is inf, and q 0, from s =
+// 128, and s in [126, 128) would give a denormal q, which GELU's bfloat16 x, the only kBits <= 8
+// caller, never give (tanh_argument over every bfloat16 is at most 125.97 below 126, at least
+// 128.05 from there).
+template <int kBits>
+C10_ALWAYS_INLINE __m512 one_over_one_plus(const __m512& e) {
+  const __m512 one = _mm512_set1_ps(1.0f), d = _mm512_add_ps(one, e);
+  if constexpr (kBits <= 8) {
+    return _mm512_rcp14_ps(d);
+  } else {
+    // (Not at least 2^126, or NaN.)
+    const __mmask16 normal = _mm512_cmp_ps_mask(d, _mm512_set1_ps(0x1p126f), _CMP_NGE_UQ);
+    const __m512 q = _mm512_maskz_rcp14_ps(normal, d);
+    return _mm512_maskz_fmadd_ps(normal, q, _mm512_fnmadd_ps(d, q, one), q);
+  }
+}
+
+// The tanh form's exponential in float on AVX512, e = exp(-w), w = 2u as tanh_argument gives it,
+// with -log2(e) folded into its constants so that exp2_of takes it as is.
+template <int kBits>
+C10_ALWAYS_INLINE __m512 tanh_exp(const Vec<float>& x) {
+  return exp2_of<kBits>(tanh_argument(x, -M_LOG2E));
+}
+
+// The tanh form's gate in float on AVX512 from its exponential e (tanh_exp): q = sigmoid(w) =
+// 1 / (1 + e), 0 for x < -10 (so is float32's gelu(x)).
 template <int kBits>
 struct TanhGate {
   __m512 e, q;
 
-  C10_ALWAYS_INLINE explicit TanhGate(const Vec<float>& x) {
-    e = exp2_of<kBits>(tanh_argument(x, -M_LOG2E));
-    const __m512 one = _mm512_set1_ps(1.0f), d = _mm512_add_ps(one, e);
-    // (Not at least 2^126, or NaN.)
-    const __mmask16 normal = _mm512_cmp_ps_mask(d, _mm512_set1_ps(0x1p126f), _CMP_NGE_UQ);
-    q = _mm512_maskz_rcp14_ps(normal, d);
-    if constexpr (kBits > 8) q = _mm512_maskz_fmadd_ps(normal, q, _mm512_fnmadd_ps(d, q, one), q);
-  }
+  C10_ALWAYS_INLINE explicit TanhGate(const __m512& exp) : e(exp), q(one_over_one_plus<kBits>(exp)) {}
 };
 #elif defined(CPU_CAPABILITY_AVX2)
 // The tanh form's gate in float on AVX2 (float32 only: its 16-bit dtypes use tables, kGeluTables),
@@ -204,12 +203,90 @@ struct TanhGate {
 };
 #endif
 
+// Whether SiluMul and SiluMulGrad compute in two passes (vec_io.h's HasTwoPasses), with an
+// exponential of their own and no division: in float (M) for the 16-bit dtypes (kBits < 24) on
+// AVX512. exp_u20 and the division (vdivps: one every 2.5 cycles on Zen 5) were most of their time:
+// in bfloat16, in one pass, with vcvtne2ps2bf16's stores (vec_io.h), silu_mul took 0.68-0.72x the
+// time it took before either, its backward 0.71-0.74x, against 0.88-0.89x and 0.87-0.95x with those
+// stores alone (1 thread, 128 to 8192 tokens x 11008, the stores alone at 128 and 2048, old and new
+// in one process; the same bits on randn inputs). Not float32: there exp2_of's argument, -a log2(e)
+// rounded to float, costs up to |a| 2^-24 relative (2e-6 at 30), beyond the header's 3.1e-7. The
+// sigmoid is 0 where 1 + exp(-a) >= 2^126, from a = -87.3 (so it stays normal), as the division's
+// quotient is from -88.7.
+template <int kBits, class M>
+constexpr bool kSiluByExp2 =
+#if defined(CPU_CAPABILITY_AVX512)
+    kBits < 24 && std::is_same_v<M, float>;
+#else
+    false;
+#endif
+
+#if defined(CPU_CAPABILITY_AVX512)
+// exp(-a) as exp2_of<24> computes it: the first pass of SiluMul and SiluMulGrad.
+C10_ALWAYS_INLINE __m512 silu_exp(const Vec<float>& a) {
+  return exp2_of<24>(a * Vec<float>(-M_LOG2E));
+}
+#endif
+
+// y = silu(a) * b, silu(a) = a / (1 + exp(-a)): one division, as ATen's silu and inductor's
+// kernel for silu(a) * b compute it (a * sigmoid(a) would cost a multiply more). kSiluByExp2:
+// a * sigmoid(a) * b, sigmoid(a) = 1 / (1 + exp(-a)) by one_over_one_plus<24>.
+template <int kBits>
+struct SiluMul : OneOrTwoPasses<SiluMul<kBits>> {
+  template <class M>
+  C10_ALWAYS_INLINE std::array<Vec<M>, 1> one(const std::array<Vec<M>, 2>& in) const {
+    const auto& [a, b] = in;
+    return {a / (Vec<M>(M(1)) + exp_of_minus(a)) * b};
+  }
+#if defined(CPU_CAPABILITY_AVX512)
+  template <class M>
+    requires kSiluByExp2<kBits, M>
+  C10_ALWAYS_INLINE Vec<M> first(const std::array<Vec<M>, 2>& in) const {
+    return silu_exp(in[0]);
+  }
+  template <class M>
+    requires kSiluByExp2<kBits, M>
+  C10_ALWAYS_INLINE std::array<Vec<M>, 1> second(const std::array<Vec<M>, 2>& in, const Vec<M>& e) const {
+    const auto& [a, b] = in;
+    return {a * Vec<M>(one_over_one_plus<24>(e)) * b};
+  }
+#endif
+};
+
+// (da, db) of y = silu(a) * b, with silu'(a) = s + a * s * (1 - s) = s * (1 + a * (1 - s)):
+// dy * s is shared by both.
+template <int kBits>
+struct SiluMulGrad : OneOrTwoPasses<SiluMulGrad<kBits>> {
+  template <class M>
+  C10_ALWAYS_INLINE std::array<Vec<M>, 2> one(const std::array<Vec<M>, 3>& in) const {
+    return from_sigmoid(in, Vec<M>(M(1)) / (Vec<M>(M(1)) + exp_of_minus(in[1])));
+  }
+#if defined(CPU_CAPABILITY_AVX512)
+  template <class M>
+    requires kSiluByExp2<kBits, M>
+  C10_ALWAYS_INLINE Vec<M> first(const std::array<Vec<M>, 3>& in) const {
+    return silu_exp(in[1]);
+  }
+  template <class M>
+    requires kSiluByExp2<kBits, M>
+  C10_ALWAYS_INLINE std::array<Vec<M>, 2> second(const std::array<Vec<M>, 3>& in, const Vec<M>& e) const {
+    return from_sigmoid(in, Vec<M>(one_over_one_plus<24>(e)));
+  }
+#endif
+
+  // (da, db) from s = sigmoid(a).
+  template <class M>
+  C10_ALWAYS_INLINE static std::array<Vec<M>, 2> from_sigmoid(const std::array<Vec<M>, 3>& in, const Vec<M>& s) {
+    const auto& [dy, a, b] = in;
+    const Vec<M> one(M(1)), dy_s = dy * s;
+    return {dy_s * b * (one + a * (one - s)), dy_s * a};
+  }
+};
+
 // Phi(x), the gate GELU multiplies x by.
 template <bool kTanh, int kBits, class M>
 C10_ALWAYS_INLINE Vec<M> cdf(const Vec<M>& x) {
-#if defined(CPU_CAPABILITY_AVX512)
-  if constexpr (kTanh && std::is_same_v<M, float>) return TanhGate<kBits>(x).q;
-#elif defined(CPU_CAPABILITY_AVX2)
+#if defined(CPU_CAPABILITY_AVX2)
   if constexpr (kTanh && std::is_same_v<M, float>) return TanhGate(x).q;
 #endif
   if constexpr (kTanh) return SigmoidPair<M>(tanh_argument(x)).of_w;
@@ -222,16 +299,7 @@ template <bool kTanh, int kBits, class M>
 C10_ALWAYS_INLINE Vec<M> gelu_slope(const Vec<M>& x) {
   if constexpr (kTanh) {
     const Vec<M> slope = at::vec::fmadd(x * x, Vec<M>(M(kTanhScale * 3 * kCubic)), Vec<M>(M(kTanhScale)));
-#if defined(CPU_CAPABILITY_AVX512)
-    if constexpr (std::is_same_v<M, float>) {
-      // sigmoid(-w) = e * q, so the density is q * e * q. The term is 0 where the density is 0
-      // (as below) or NaN, which it is where e is inf (q is 0 there).
-      const TanhGate<kBits> g(x);
-      const __m512 density = _mm512_mul_ps(g.q, _mm512_mul_ps(g.e, g.q));
-      const __mmask16 live = _mm512_cmp_ps_mask(density, _mm512_setzero_ps(), _CMP_NEQ_OQ);
-      return _mm512_add_ps(g.q, _mm512_maskz_mul_ps(live, x * slope, density));
-    }
-#elif defined(CPU_CAPABILITY_AVX2)
+#if defined(CPU_CAPABILITY_AVX2)
     if constexpr (std::is_same_v<M, float>) {
       // As below, sigmoid(-w) being e * q.
       const TanhGate g(x);
@@ -246,6 +314,65 @@ C10_ALWAYS_INLINE Vec<M> gelu_slope(const Vec<M>& x) {
     return cdf<false, kBits>(x) + x * (Vec<M>(M(-0.5)) * x * x).exp() * Vec<M>(M(kInvSqrt2Pi));
   }
 }
+
+// Whether Gelu and GeluGrad compute in two passes (vec_io.h's HasTwoPasses): the tanh form in
+// float on AVX512, its exponential (tanh_exp) first.
+template <bool kTanh, class M>
+constexpr bool kGeluInTwoPasses =
+#if defined(CPU_CAPABILITY_AVX512)
+    kTanh && std::is_same_v<M, float>;
+#else
+    false;
+#endif
+
+// y = x * Phi(x), elementwise()'s functor for gelu.
+template <bool kTanh, int kBits>
+struct Gelu : OneOrTwoPasses<Gelu<kTanh, kBits>> {
+  template <class M>
+  C10_ALWAYS_INLINE std::array<Vec<M>, 1> one(const std::array<Vec<M>, 1>& in) const {
+    return {in[0] * cdf<kTanh, kBits>(in[0])};
+  }
+#if defined(CPU_CAPABILITY_AVX512)
+  template <class M>
+    requires kGeluInTwoPasses<kTanh, M>
+  C10_ALWAYS_INLINE Vec<M> first(const std::array<Vec<M>, 1>& in) const {
+    return tanh_exp<kBits>(in[0]);
+  }
+  template <class M>
+    requires kGeluInTwoPasses<kTanh, M>
+  C10_ALWAYS_INLINE std::array<Vec<M>, 1> second(const std::array<Vec<M>, 1>& in, const Vec<M>& e) const {
+    return {in[0] * Vec<M>(TanhGate<kBits>(e).q)};
+  }
+#endif
+};
+
+// dx = dy * GELU's slope at x, elementwise()'s functor for gelu_backward (inputs dy, x).
+template <bool kTanh, int kBits>
+struct GeluGrad : OneOrTwoPasses<GeluGrad<kTanh, kBits>> {
+  template <class M>
+  C10_ALWAYS_INLINE std::array<Vec<M>, 1> one(const std::array<Vec<M>, 2>& in) const {
+    return {in[0] * gelu_slope<kTanh, kBits>(in[1])};
+  }
+#if defined(CPU_CAPABILITY_AVX512)
+  template <class M>
+    requires kGeluInTwoPasses<kTanh, M>
+  C10_ALWAYS_INLINE Vec<M> first(const std::array<Vec<M>, 2>& in) const {
+    return tanh_exp<kBits>(in[1]);
+  }
+  // As gelu_slope's: sigmoid(-w) = e * q, so the density is q * e * q. The term is 0 where the
+  // density is 0 or NaN, which it is where e is inf (q is 0 there).
+  template <class M>
+    requires kGeluInTwoPasses<kTanh, M>
+  C10_ALWAYS_INLINE std::array<Vec<M>, 1> second(const std::array<Vec<M>, 2>& in, const Vec<M>& e) const {
+    const auto& [dy, x] = in;
+    const Vec<M> slope = at::vec::fmadd(x * x, Vec<M>(M(kTanhScale * 3 * kCubic)), Vec<M>(M(kTanhScale)));
+    const TanhGate<kBits> g(e);
+    const __m512 density = _mm512_mul_ps(g.q, _mm512_mul_ps(g.e, g.q));
+    const __mmask16 live = _mm512_cmp_ps_mask(density, _mm512_setzero_ps(), _CMP_NEQ_OQ);
+    return {dy * Vec<M>(_mm512_add_ps(g.q, _mm512_maskz_mul_ps(live, x * slope, density)))};
+  }
+#endif
+};
 
 // GELU's tanh form in bfloat16 and float16 on AVX2, by table: either dtype has 65,536 values, so
 // each kernel looks up, by the bits of x, what the float64 math (airfuse/ops/gelu.py's sigmoid
@@ -360,7 +487,7 @@ Streaming streaming_of(const at::Tensor& x) {
 }  // namespace
 
 at::Tensor silu_mul(const at::Tensor& a_in, const at::Tensor& b_in) {
-  return binary_elementwise(a_in, b_in, streaming_of(a_in), SiluMul{});
+  return binary_elementwise(a_in, b_in, streaming_of(a_in), [](auto t) { return SiluMul<kOutputBits<decltype(t)>>{}; });
 }
 
 std::tuple<at::Tensor, at::Tensor> silu_mul_backward(const at::Tensor& dy_in, const at::Tensor& a_in, const at::Tensor& b_in) {
@@ -369,7 +496,7 @@ std::tuple<at::Tensor, at::Tensor> silu_mul_backward(const at::Tensor& dy_in, co
   with_dtype(a.scalar_type(), [&](auto t) {
     using T = decltype(t);
     elementwise<T, 3, 2>(1, a.numel(), {dy.const_data_ptr<T>(), a.const_data_ptr<T>(), b.const_data_ptr<T>()}, {0, 0, 0},
-                         {da.mutable_data_ptr<T>(), db.mutable_data_ptr<T>()}, {0, 0}, streaming_of(a), SiluMulGrad{});
+                         {da.mutable_data_ptr<T>(), db.mutable_data_ptr<T>()}, {0, 0}, streaming_of(a), SiluMulGrad<kOutputBits<T>>{});
   });
   return std::make_tuple(da, db);
 }
@@ -384,7 +511,7 @@ at::Tensor swiglu(const at::Tensor& x_in, int64_t dim) {
     using T = decltype(t);
     const T* xp = x.const_data_ptr<T>();
     elementwise<T, 2, 1>(outer, half, {xp, xp + half}, {2 * half, 2 * half}, {y.mutable_data_ptr<T>()}, {half},
-                         streaming_of(x), SiluMul{});
+                         streaming_of(x), SiluMul<kOutputBits<T>>{});
   });
   return y;
 }
@@ -398,7 +525,7 @@ at::Tensor swiglu_backward(const at::Tensor& dy_in, const at::Tensor& x_in, int6
     const T* xp = x.const_data_ptr<T>();
     T* dxp = dx.mutable_data_ptr<T>();
     elementwise<T, 3, 2>(outer, half, {dy.const_data_ptr<T>(), xp, xp + half}, {half, 2 * half, 2 * half}, {dxp, dxp + half},
-                         {2 * half, 2 * half}, streaming_of(x), SiluMulGrad{});
+                         {2 * half, 2 * half}, streaming_of(x), SiluMulGrad<kOutputBits<T>>{});
   });
   return dx;
 }
@@ -408,15 +535,12 @@ at::Tensor gelu(const at::Tensor& x_in, c10::string_view approximate) {
   at::Tensor y = at::empty(x.sizes(), x.options());
   with_dtype(x.scalar_type(), [&](auto t) {
     using T = decltype(t);
-    using M = Math<T>;
     with_gelu_form(approximate, [&](auto form) {
       if constexpr (kGeluTables<T> && decltype(form)::value) {
         return gelu_by_table(x.const_data_ptr<T>(), y.mutable_data_ptr<T>(), x.numel());
       }
       elementwise<T, 1, 1>(1, x.numel(), {x.const_data_ptr<T>()}, {0}, {y.mutable_data_ptr<T>()}, {0}, streaming_of(x),
-                           [](const std::array<Vec<M>, 1>& v) C10_ALWAYS_INLINE_ATTRIBUTE {
-                             return std::array{v[0] * cdf<decltype(form)::value, kOutputBits<T>>(v[0])};
-                           });
+                           Gelu<decltype(form)::value, kOutputBits<T>>{});
     });
   });
   return y;
@@ -440,9 +564,7 @@ at::Tensor gelu_backward(const at::Tensor& dy_in, const at::Tensor& x_in, c10::s
       }
 #endif
       elementwise<T, 2, 1>(1, x.numel(), {dy.const_data_ptr<T>(), x.const_data_ptr<T>()}, {0, 0}, {dx.mutable_data_ptr<T>()}, {0},
-                           streaming_of(x), [](const std::array<Vec<M>, 2>& v) C10_ALWAYS_INLINE_ATTRIBUTE {
-                             return std::array{v[0] * gelu_slope<kTanh, kOutputBits<T>>(v[1])};
-                           });
+                           streaming_of(x), GeluGrad<kTanh, kOutputBits<T>>{});
     });
   });
   return dx;

@@ -331,7 +331,8 @@ std::tuple<at::Tensor, at::Tensor> rms_norm_backward_add(const at::Tensor& dy, c
 }
 
 at::Tensor add(const at::Tensor& x_in, const at::Tensor& y_in) {
-  return binary_elementwise(x_in, y_in, Streaming::kLargeCalls, [](const auto& v) { return std::array{v[0] + v[1]}; });
+  return binary_elementwise(x_in, y_in, Streaming::kLargeCalls,
+                            [](auto) { return [](const auto& v) { return std::array{v[0] + v[1]}; }; });
 }
 
 }  // namespace CPU_CAPABILITY
