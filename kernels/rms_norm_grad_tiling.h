@@ -48,4 +48,7 @@ struct AirfuseRmsNormGradTilingData {
     // its UB stride; the slices' partial row sums meet in the workspace (wsStride floats a core)
     // across a SyncAll, dgamma needs none. 0: rows over cores.
     uint32_t sliceCols;
+    // Slices: the last sliceHeld steps (>= 1) keep their x and dy as float in UB across the
+    // SyncAll: pass 2 neither loads nor casts them again.
+    uint32_t sliceHeld;
 };

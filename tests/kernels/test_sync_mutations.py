@@ -17,7 +17,7 @@ from airfuse import twin
 from twin_helpers import generator, randn
 
 F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
-B2, P3 = "Ascend910B2", "Ascend310P3"
+B2, B3, P3 = "Ascend910B2", "Ascend910B3", "Ascend310P3"
 
 # (chip, shape, x dtype, gamma dtype, block_dim or 0 for the tiling's). (24, 512) on two 910B cores:
 # the gradient's vector per-row scalars (no MTE2 -> S wait) with gamma loaded after the rows. (35, 512) and (94, 512) on
@@ -30,14 +30,16 @@ B2, P3 = "Ascend910B2", "Ascend310P3"
 # gammaFloatRow), so a row's rstd buffer may still be storing when the scalar unit writes it.
 # (512, 128) bfloat16 on 32 910B cores and (48, 1024) on 16: one resident step a core in row
 # groups (rms_norm_rows.h ProcessGroups), 4 x 4 rows with the vector rstd, 3 x 1 row with the scalar one.
-# (136, 1600) on 910B: the gradient's slices of columns (25 cores), three steps; the rows of a
-# few a core before it (2 x 4097, 4 x 8192, ...) keep the rows' paths by their block_dim.
+# (136, 1600) on 910B: the gradient's slices of columns (25 cores), three steps, all held in UB
+# across the SyncAll; (160, 2600) on 910B3: 4 steps read again in pass 2, then 7 held, rows of two
+# repeats; the rows of a few a core before it (2 x 4097, 4 x 8192, ...) keep the rows' paths by
+# their block_dim.
 NORM_SCENARIOS = [
     (B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 2), (B2, (4, 8192), BF16, F32, 4), (B2, (16, 64), F16, F32, 4),
     (B2, (16, 24), F16, F16, 4), (B2, (200, 100), BF16, BF16, 1), (B2, (136, 1600), BF16, BF16, 0),
     (B2, (1, 65536), F32, F32, 1), (B2, (2, 12288), BF16, BF16, 2), (B2, (1, 20000), F16, F16, 1), (B2, (6, 16384), BF16, BF16, 1),
     (B2, (2, 20000), F16, F32, 1), (B2, (3, 8192), F16, F16, 1), (B2, (24, 512), BF16, BF16, 2), (B2, (6, 12288), F16, F32, 1),
-    (B2, (512, 128), BF16, BF16, 32), (B2, (48, 1024), BF16, BF16, 16),
+    (B2, (512, 128), BF16, BF16, 32), (B2, (48, 1024), BF16, BF16, 16), (B3, (160, 2600), BF16, BF16, 0),
     (P3, (3, 7), F16, F16, 0), (P3, (2, 4097), F32, F32, 0), (P3, (9, 1), F32, F32, 8), (P3, (40, 100), F16, F32, 4),
     (P3, (1, 65536), F32, F32, 0), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F16, 0), (P3, (8, 4096), F16, F16, 1),
     (P3, (24, 256), F16, F32, 0), (P3, (2, 20000), F32, F32, 0), (P3, (16, 16384), F16, F16, 0), (P3, (35, 512), F16, F16, 1),

@@ -350,10 +350,12 @@ def test_910b_split_rows_take_the_fewest_cores_that_keep_the_busiest_cores_rows(
 
 
 # (chip, rows, cols, x dtype, gamma dtype): several steps (the last one short) and one; a last core
-# with a shorter slice; float32 rows and gamma; a single row.
+# with a shorter slice; float32 rows and gamma; a single row; steps read again in pass 2 before the
+# held ones (160 x 2600: 4 of 11; 72 x 8000 float32: 4 of 5, rows of 4 repeats, a shorter last slice).
 SLICE_CASES = [("Ascend910B2", 128, 4096, torch.bfloat16, torch.bfloat16), ("Ascend910B3", 20, 5000, torch.float16, torch.float32),
                ("Ascend910B2", 77, 3000, torch.float32, torch.float32), ("Ascend910B2", 1, 16384, torch.bfloat16, torch.bfloat16),
-               ("Ascend910B3", 40, 2000, torch.bfloat16, torch.float32)]
+               ("Ascend910B3", 40, 2000, torch.bfloat16, torch.float32), ("Ascend910B3", 160, 2600, torch.bfloat16, torch.bfloat16),
+               ("Ascend910B3", 72, 8000, torch.float32, torch.float32)]
 
 
 @pytest.mark.parametrize("chip,rows,cols,x_dt,g_dt", SLICE_CASES, ids=str)

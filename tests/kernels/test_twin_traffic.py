@@ -67,16 +67,18 @@ def test_each_byte_moves_once(chip, rows, cols, dtype, gamma_dtype):
     bd = run.block_dim
     col_cores, col_rows = _column_split(chip, rows, cols, dtype, gamma_dtype)
     tile = twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[gamma_dtype], 0)
-    slice_cols, step = (tiling_field(tile.data, "rms_norm_grad", f) for f in ("sliceCols", "rowsPerLoop"))
+    slice_cols, step, held = (tiling_field(tile.data, "rms_norm_grad", f) for f in ("sliceCols", "rowsPerLoop", "sliceHeld"))
     if slice_cols:
         # Slices of columns (910B, few rows a core): x and dy once, and again (from L2 in the cost
-        # model) but for the last step's rows (rms_norm_grad.cpp SliceStep: the first step 8 rows
-        # where the others are >= 16); every core reads every rstd and every core's partial row sums, and
-        # stores its own (a row of whole 32 B blocks); gamma and dgamma once.
+        # model) but for the held steps' rows, the last sliceHeld steps (rms_norm_grad.cpp SliceStep:
+        # the first step 8 rows where the others are >= 16); every core reads every rstd and every
+        # core's partial row sums, and stores its own (a row of whole 32 B blocks); gamma and dgamma once.
         half = 8 if step >= 16 and rows > step else step
         steps = 1 if rows <= half else 1 + -(-(rows - half) // step)
-        again = rows - (0 if steps == 1 else half + (steps - 2) * step)
+        streamed = steps - held
+        again = rows - (0 if streamed == 0 else half + (streamed - 1) * step)
         rows8 = -(-rows // 8) * 8
+        assert 1 <= held <= steps
         assert run.bytes_read == 4 * n * s - 2 * again * cols * s + bd * rows * 4 + cols * g + bd * bd * rows * 4
         assert run.bytes_written == n * s + cols * g + bd * rows8 * 4
     elif col_cores:
