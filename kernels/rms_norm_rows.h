@@ -306,11 +306,13 @@ private:
     static constexpr uint32_t kMaxGroups = 7;  // every group but the first holds an MTE2 -> V id (8 per event) until its first op, gamma one
     // Vector rstd: rows per group. Small groups keep a group's load (and its store) about a window
     // long, so one group can start, and one leave, every window (benchmarks/kernel_time.py, 910B2
-    // bf16 rms_norm 1024 x 128, 22 rows a core, each group from the window after the last: 4
-    // groups 0.505 us, 6 0.485, 7 0.476).
+    // bf16 rms_norm 1024 x 128, 22 rows a core, each group from the window after the last: 3
+    // groups 0.545 us, 4 0.509, 5 0.489, 7 0.470).
     static constexpr uint32_t kGroupRows = 3;
-    // Scalar rstd (a row or two per group, rows of >= 1 KB): at most this many groups.
+    // Scalar rstd (steps of under kVectorRstdMinRows rows): at most this many groups, and steps of
+    // at most kMaxScalarRows rows (their rstd values wait in GroupTensors::rv).
     static constexpr uint32_t kMaxScalarGroups = 4;
+    static constexpr uint32_t kMaxScalarRows = 16;
     enum class GroupOp : uint8_t { kAddIn, kAdd, kRound, kCast, kSquare, kSums, kSqrt, kBrcb, kScale, kScalarRstd, kCastBack };
     static constexpr uint32_t kMaxGroupOps = 18;  // GroupChain: 3 + 2 + row-sum levels (<= 9) + 3 + 1
 
@@ -327,31 +329,46 @@ private:
         LocalTensor<T> x, x2, sum, y, stage;  // stage: y's second buffer, holding r (vector rstd)
         LocalTensor<float> w, b, sq, r, g;
         uint32_t slotRows;  // BrcbSlotRows
+        float rv[kMaxScalarRows];  // scalar rstd: each row's, written to r after the last window
     };
 
     // The groups of this core's rows, 0 when it does not take them. Vector rstd: groups of about
-    // kGroupRows rows (at least two groups), y's second buffer free for rstd's stage, and with the
-    // residual add work_'s second half for the squares (x2's float buffer, where they go
+    // kGroupRows rows (at least two groups; fewer where the row sums of groups so large take
+    // another number of levels, or no layout), y's second buffer free for rstd's stage, and with
+    // the residual add work_'s second half for the squares (x2's float buffer, where they go
     // otherwise, is written by the add). Scalar rstd: a row or more a group, the last group's y
     // moving >= kPartBytesA2 times the cores launched (shorter parts cost their barriers more
-    // than their transfers overlap: 910B2 bf16 rms_norm 128 x 128). Each group's sums and scratch
-    // take whole 32 B blocks of their own (two groups' ops never write one block between
-    // barriers): with the vector rstd, packed, in red_ (which that path leaves free); else a block
-    // per row at its rows' place, and the scratch after the step's.
+    // than their transfers overlap: 910B2 bf16 rms_norm 128 x 128).
     __aicore__ inline uint32_t PlanGroups(RowGroup* groups) const {
-        uint32_t n = rows_.count, d = t_.numCols;
+        uint32_t n = rows_.count;
         bool sqApart = !kIsFloat<T> && (kResidual || t_.squaresBytes != 0), packed = t_.rstdVecBytes != 0;
         if (mover_.aligned || !sqApart || n != StepRows(0) || n < 2) return 0;
-        if (packed && (t_.bufferNum < 2 || (kResidual && !t_.workPair))) return 0;
-        uint32_t count = packed ? n / kGroupRows : n;
-        uint32_t most = packed ? kMaxGroups : kMaxScalarGroups;
-        count = count < most ? count : most;
-        if (count < 2) return 0;
-        uint32_t first = 0, cursor = 0, scratch = SumsFloats(), rstd = 0;
+        if (packed ? t_.bufferNum < 2 || (kResidual && !t_.workPair) : n > kMaxScalarRows) return 0;
+        uint32_t count = packed ? n / kGroupRows : n, most = packed ? kMaxGroups : kMaxScalarGroups;
+        for (count = count < most ? count : most; count >= 2; --count) {
+            if (LayGroups(groups, count)) return count;
+            if (!packed) return 0;
+        }
+        return 0;
+    }
+
+    // Lays this core's rows out as `count` groups; false where PlanGroups does not take them. The
+    // middle groups take the rows count does not divide: the first lands sooner, the last leaves
+    // sooner (910B3 bf16 rms_norm 1024 x 128, 26 rows: 4, 4, 4, 4, 4, 3, 3 0.4919 us; 3, 4, 4, 4,
+    // 4, 4, 3 0.4894). Each group's sums and scratch take whole 32 B blocks of their own (two
+    // groups' ops never write one block between barriers): with the vector rstd, packed, in red_
+    // (which that path leaves free); else a block per row at its rows' place, and the scratch after
+    // the step's.
+    __aicore__ inline bool LayGroups(RowGroup* groups, uint32_t count) const {
+        bool packed = t_.rstdVecBytes != 0;
+        uint32_t n = rows_.count, first = 0, cursor = 0, scratch = SumsFloats(), rstd = 0, extra = n % count, from = packed ? (count - extra) / 2 : 0;
         for (uint32_t k = 0; k < count; ++k) {
-            uint32_t m = n / count + (k < n % count ? 1 : 0), size = GroupScratchFloats(m);
-            if (size == ~0u) return 0;
-            groups[k] = {first, m, first * kSumStride, scratch, rstd, GroupStart(k), TEventID{}};
+            uint32_t m = n / count + (k >= from && k < from + extra ? 1 : 0), size = GroupScratchFloats(m);
+            if (size == ~0u || GroupSumLevels(m) != GroupSumLevels(n / count)) return false;  // one chain for every group
+            // Starts apart: one group's op of a kind a window (the scalar rstd's V -> S flag).
+            uint32_t start = GroupStart(k, first);
+            if (k && start <= groups[k - 1].start) start = groups[k - 1].start + 1;
+            groups[k] = {first, m, first * kSumStride, scratch, rstd, start, TEventID{}};
             rstd += RoundUpTo(m, 8);
             if (packed) {
                 groups[k].scratch = cursor;
@@ -362,21 +379,22 @@ private:
             }
             first += m;
         }
-        for (uint32_t k = 1; k < count; ++k)
-            if (GroupSumLevels(groups[k].rows) != GroupSumLevels(groups[0].rows)) return 0;  // one chain for every group
-        if (!packed && uint64_t(groups[count - 1].rows) * d * sizeof(T) * GetBlockNum() < kPartBytesA2) return 0;
-        if (packed && 2 * BrcbSlotRows(groups, count) > RoundUpTo(t_.rowsPerLoop, 8)) return 0;
-        return (packed ? cursor : scratch) <= t_.redBytes / 4 ? count : 0;
+        if (!packed && uint64_t(groups[count - 1].rows) * t_.numCols * sizeof(T) * GetBlockNum() < kPartBytesA2) return false;
+        if (packed && 2 * BrcbSlotRows(groups, count) > RoundUpTo(t_.rowsPerLoop, 8)) return false;
+        return (packed ? cursor : scratch) <= t_.redBytes / 4;
     }
 
-    // The window of group k's first op. Vector rstd: one window after the group before (a group's
-    // load, ~40 cycles at 910B2 rms_norm 1024 x 128, about a window). Scalar rstd (a row of >= 1 KB
-    // a group, ~75-100 cycles of load): the second group two windows after the first; then, with
-    // the residual add's three ops more a window, two apart, else one (910B3 bf16 rms_norm 128 x
-    // 1024, four rows: starts 0, 2, 4, 6 1.528, 0, 2, 3, 4 1.386; add_rms_norm 1.187, 1.210).
-    __aicore__ inline uint32_t GroupStart(uint32_t k) const {
+    // The window of group k's first op, its rows from `first` on. Vector rstd: one window after the
+    // group before (a group's load, ~40 cycles at 910B2 rms_norm 1024 x 128, about a window).
+    // Scalar rstd (a row or two a group, mostly of a KB or more): about a window per 2 KB loaded
+    // before the group's rows, gamma's (loaded after the first group) included; with the residual
+    // add (two inputs, and its ops in every window) two windows a group (910B3 bf16, four rows a
+    // core, rms_norm 128 x 1024: starts 0, 2, 4, 6 1.500, by the 2 KB 0, 2, 3, 4 1.384;
+    // add_rms_norm 1.183, by 2 KB of its two inputs 0, 3, 5, 7 1.207).
+    __aicore__ inline uint32_t GroupStart(uint32_t k, uint32_t first) const {
         if (t_.rstdVecBytes) return k;
-        return k < 2 || kResidual ? 2 * k : k + 1;
+        if (kResidual || k == 0) return 2 * k;
+        return CeilDivU(first * t_.numCols * sizeof(T) + t_.numCols * sizeof(G), 2048);
     }
 
     // Rows of each of the two slots of rstdV_'s Brcb part the groups take in turn (Brcb writes
@@ -428,10 +446,13 @@ private:
         }
         GroupOp ops[kMaxGroupOps];
         uint32_t sums0 = 0, chain = GroupChain(ops, GroupSumLevels(groups[0].rows), sums0);
-        // gamma: cast in the first group's Square window (it landed after the first groups' rows),
-        // times sqrt(numCols) in the next (vector rstd), then each group's x times it from its first
-        // row-sum level (the squares read x last) or once gamma is ready, always before its scaling.
-        uint32_t gammaCast = groups[0].start + sums0 - 1, gammaReady = gammaCast + (vecRstd ? 2 : 1);
+        // x times gamma: the vector rstd's in each group's Brcb window, the window before its scaling,
+        // gamma cast two windows before the first group's and times sqrt(numCols) in the next (a
+        // group's first windows are the fullest: 910B2 bf16 rms_norm 1024 x 128, in the window after
+        // its first row-sum level with gamma loaded after the second group, 0.477 us; so 0.470); the
+        // scalar rstd's from its first row-sum level (the squares read x last), gamma cast the
+        // window before the first group's.
+        uint32_t gammaAt = vecRstd ? chain - 3 : sums0, gammaCast = groups[0].start + gammaAt - (vecRstd ? 2 : 1);
         uint32_t windows = groups[count - 1].start + chain;
         for (uint32_t win = 0; win < windows; ++win) {
             if (win) PipeBarrier<PIPE_V>();  // the ops of the window before are read, or overwritten, by this one's
@@ -439,12 +460,11 @@ private:
             for (uint32_t k = 0; k < count; ++k)
                 if (win >= groups[k].start && win - groups[k].start < chain) order[n++] = k;
             // Issue order (insertion sort on GroupOpRank, stable: the oldest group first among equals).
-            for (uint32_t i = 1; i < n; ++i)
-                for (uint32_t j = i; j > 0 && GroupOpRank(ops, groups, order[j], win, sums0) > GroupOpRank(ops, groups, order[j - 1], win, sums0); --j) {
-                    uint32_t k = order[j];
-                    order[j] = order[j - 1];
-                    order[j - 1] = k;
-                }
+            for (uint32_t i = 1; i < n; ++i) {
+                uint32_t k = order[i], rank = GroupOpRank(ops, groups, k, win, sums0), j = i;
+                for (; j > 0 && rank > GroupOpRank(ops, groups, order[j - 1], win, sums0); --j) order[j] = order[j - 1];
+                order[j] = k;
+            }
             // The scalar rstd's V -> S flag now, so that its scalar reads wait for the windows before
             // only, the vector unit running this window's other ops meanwhile.
             TEventID eventVS{};
@@ -453,22 +473,38 @@ private:
                 eventVS = GetTPipePtr()->AllocEventID<HardEvent::V_S>();
                 SetFlag<HardEvent::V_S>(eventVS);
             }
-            for (uint32_t i = 0; i < n; ++i) {
+            // x times gamma after the groups' ops; with the scalar rstd before its reads and the newest
+            // group's load wait (GroupOpRank under 2), which the vector unit would otherwise wait out
+            // first (a row a group lands ~75-100 cycles after the one before: 910B2 bf16 rms_norm 96 x
+            // 1024, 0.4866 us after them, 0.4766 before; the vector rstd's groups have landed by
+            // then, and its gamma Mul, of a short latency, best ends the window).
+            for (uint32_t i = 0, gammaDone = 0; i <= n; ++i) {
+                bool last = i == n;
+                if (!gammaDone && (last || (!vecRstd && GroupOpRank(ops, groups, order[i], win, sums0) < 2))) {
+                    gammaDone = 1;
+                    for (uint32_t k = 0; k < count; ++k) {
+                        if (win != groups[k].start + gammaAt) continue;
+                        LocalTensor<float> w = t.w[groups[k].first * t_.rowStride];
+                        MulRows(w, w, t.g, RowFactor::kSharedRow, groups[k].rows, t_.numCols, t_.rowStride);
+                    }
+                    if (vecRstd && win == gammaCast + 1) Muls(t.g, t.g, SqrtCols(), int32_t(t_.numCols));
+                }
+                if (last) break;
                 const RowGroup& grp = groups[order[i]];
                 uint32_t s = win - grp.start;
-                GroupStep(t, grp, ops[s], s - sums0, order[i], count, eventVS);
-            }
-            for (uint32_t k = 0; k < count; ++k) {
-                uint32_t at = groups[k].start + sums0 > gammaReady ? groups[k].start + sums0 : gammaReady;
-                if (win == at) MulRows(t.w[groups[k].first * t_.rowStride], t.w[groups[k].first * t_.rowStride], t.g, RowFactor::kSharedRow,
-                                       groups[k].rows, t_.numCols, t_.rowStride);
+                GroupStep(t, grp, ops[s], s - sums0, order[i], eventVS);
             }
             if (win == gammaCast) GammaAsFloat(t.g, gammaIn);
-            if (vecRstd && win == gammaCast + 1) Muls(t.g, t.g, SqrtCols(), int32_t(t_.numCols));
         }
         if (vecRstd) {
             for (uint32_t k = 0; k < count; ++k) Div(t.r[groups[k].rstd], RstdVec(1), red_.Get<float>()[groups[k].sums], int32_t(groups[k].rows));
-            for (uint32_t k = 0; k < count; ++k) RstdOut(t.r[groups[k].rstd], groups[k].first, groups[k].rows);
+            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+            SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+            for (uint32_t k = 0; k < count; ++k) mover_.Out(rstdGm_, t.r[groups[k].rstd], groups[k].first, groups[k].rows);
+        } else {
+            for (uint32_t j = 0; j < rows_.count; ++j) t.r.SetValue(j, t.rv[j]);
+            CopyOutRstd(t.r, 0, rows_.count, true);
         }
         xQue_.FreeTensor(t.x);
         if constexpr (kResidual) {
@@ -515,9 +551,10 @@ private:
     // group under its own MTE2 -> V flag (the first group's: the queues', dequeued at once, after
     // the vector rstd's epsilon under the squares and sqrt(numCols) in RstdVec(1), which the vector
     // unit lays while the first group lands), gamma's right after the first group's (scalar rstd)
-    // or the second's (vector rstd: smaller groups, gamma needed a window later); returns gamma's flag.
+    // or the fourth's (vector rstd: gamma is cast in the first group's fourth window or later, and
+    // the groups before it land sooner); returns gamma's flag.
     __aicore__ inline TEventID LoadGroups(GroupTensors& t, RowGroup* groups, uint32_t count) {
-        uint32_t stride = t_.rowStride, gammaAfter = t_.rstdVecBytes ? 1 : 0;
+        uint32_t stride = t_.rowStride, gammaAfter = t_.rstdVecBytes ? (count > 4 ? 3 : count - 1) : 0;
         t.x = xQue_.AllocTensor<T>();
         if constexpr (kResidual) t.x2 = x2Que_.AllocTensor<T>();
         TEventID gammaIn{};
@@ -568,12 +605,11 @@ private:
         return chain;
     }
 
-    // Group k's op `op` (of `count` groups; `level`: kSums' level) over its rows. The scalar rstd
-    // reads after `eventVS` (set at its window's start) and leaves after the last group's (written
-    // by S: one store). Stores follow their op at once: their V -> MTE3 flag then waits only for
-    // the ops issued before it in the window.
-    __aicore__ inline void GroupStep(GroupTensors& t, const RowGroup& grp, GroupOp op, uint32_t level, uint32_t k, uint32_t count,
-                                     TEventID eventVS) {
+    // Group k's op `op` (`level`: kSums' level) over its rows. The scalar rstd reads after
+    // `eventVS` (set at its window's start) and keeps each row's value in t.rv (written out after
+    // the last window: one scalar store per row, then one copy). Stores follow their op at once:
+    // their V -> MTE3 flag then waits only for the ops issued before it in the window.
+    __aicore__ inline void GroupStep(GroupTensors& t, const RowGroup& grp, GroupOp op, uint32_t level, uint32_t k, TEventID eventVS) {
         uint32_t f = grp.first, m = grp.rows, d = t_.numCols, stride = t_.rowStride, at = f * stride;
         uint32_t width = (m - 1) * stride + d;  // the group's rows as one op (the padding between them too, never stored)
         LocalTensor<float> w = t.w[at], sums = red_.Get<float>()[grp.sums], blocks;
@@ -619,26 +655,15 @@ private:
                 WaitFlag<HardEvent::V_S>(eventVS);
                 GetTPipePtr()->ReleaseEventID<HardEvent::V_S>(eventVS);
                 for (uint32_t j = 0; j < m; ++j) {
-                    float rv = Rstd(sums.GetValue(j * kSumStride));
-                    Muls(w[j * stride], w[j * stride], rv, d);
-                    t.r.SetValue(f + j, rv);
+                    t.rv[f + j] = Rstd(sums.GetValue(j * kSumStride));
+                    Muls(w[j * stride], w[j * stride], t.rv[f + j], d);
                 }
-                if (k + 1 == count) CopyOutRstd(t.r, 0, rows_.count, true);
                 break;
             case GroupOp::kCastBack:
                 FromFloat(t.y[at], w, width);
                 GroupOut(yQue_, t.y, yGm_, grp, k);
                 break;
         }
-    }
-
-    // rstd of rows first .. first + n, from `r` (vector-written, in a VECOUT buffer already
-    // dequeued, or never enqueued), to GM once the vector work so far is done.
-    __aicore__ inline void RstdOut(const LocalTensor<float>& r, uint32_t first, uint32_t n) {
-        int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-        SetFlag<HardEvent::V_MTE3>(eventVMTE3);
-        WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
-        mover_.Out(rstdGm_, r, first, n);
     }
 
     // A group's rows of `rows` (a buffer of `que`) to GM once the vector work so far is done: the
