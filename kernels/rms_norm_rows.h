@@ -300,17 +300,17 @@ private:
     // e = sum(x^2) + numCols * epsilon, and rstd = sqrt(numCols) / sqrt(e), sqrt(numCols) going
     // into gamma once per core: y = x * (gamma * sqrt(numCols)) / sqrt(e), sqrt(e) broadcast a
     // block per row (Brcb) and divided by a level-0 Div. After the row sums that is Sqrt, Brcb and
-    // the Div before y's cast (four ops fewer than Axpy, Sqrt, Div, Brcb, Mul, Duplicate's epsilon
-    // per group); rstd itself (one Div) is computed for every group after the last window, beside
-    // the last store.
+    // the Div before y's cast (two ops fewer than Axpy, Sqrt, Div, Brcb and Mul, and no epsilon
+    // Duplicate per group); rstd itself (one Div) is computed for every group after the last
+    // window, beside the last store.
     static constexpr uint32_t kMaxGroups = 7;  // every group but the first holds an MTE2 -> V id (8 per event) until its first op, gamma one
     // Vector rstd: rows per group. Small groups keep a group's load (and its store) about a window
     // long, so one group can start, and one leave, every window (benchmarks/kernel_time.py, 910B2
     // bf16 rms_norm 1024 x 128, 22 rows a core, each group from the window after the last: 3
     // groups 0.545 us, 4 0.509, 5 0.489, 7 0.470).
     static constexpr uint32_t kGroupRows = 3;
-    // Scalar rstd (steps of under kVectorRstdMinRows rows): at most this many groups, and steps of
-    // at most kMaxScalarRows rows (their rstd values wait in GroupTensors::rv).
+    // Scalar rstd (steps of under the tiling's kVectorRstdMinRows rows): at most this many groups,
+    // and steps of at most kMaxScalarRows rows (their rstd values wait in GroupTensors::rv).
     static constexpr uint32_t kMaxScalarGroups = 4;
     static constexpr uint32_t kMaxScalarRows = 16;
     enum class GroupOp : uint8_t { kAddIn, kAdd, kRound, kCast, kSquare, kSums, kSqrt, kBrcb, kScale, kScalarRstd, kCastBack };
@@ -352,16 +352,19 @@ private:
         return 0;
     }
 
-    // Lays this core's rows out as `count` groups; false where PlanGroups does not take them. The
-    // middle groups take the rows count does not divide: the first lands sooner, the last leaves
-    // sooner (910B3 bf16 rms_norm 1024 x 128, 26 rows: 4, 4, 4, 4, 4, 3, 3 0.4919 us; 3, 4, 4, 4,
-    // 4, 4, 3 0.4894). Each group's sums and scratch take whole 32 B blocks of their own (two
+    // Lays this core's rows out as `count` groups; false where PlanGroups does not take them. With
+    // the vector rstd the middle groups take the rows count does not divide: the first lands
+    // sooner, the last leaves sooner (910B3 bf16 rms_norm 1024 x 128, 26 rows: 4, 4, 4, 4, 4, 3, 3
+    // 0.4919 us; 3, 4, 4, 4, 4, 4, 3 0.4894); with the scalar one the first groups (910B2 bf16
+    // rms_norm 256 x 1024, 6 rows: 1, 2, 2, 1 0.852 us; 2, 2, 1, 1 0.828). Each group's sums and
+    // scratch take whole 32 B blocks of their own (two
     // groups' ops never write one block between barriers): with the vector rstd, packed, in red_
     // (which that path leaves free); else a block per row at its rows' place, and the scratch after
     // the step's.
     __aicore__ inline bool LayGroups(RowGroup* groups, uint32_t count) const {
         bool packed = t_.rstdVecBytes != 0;
-        uint32_t n = rows_.count, first = 0, cursor = 0, scratch = SumsFloats(), rstd = 0, extra = n % count, from = packed ? (count - extra) / 2 : 0;
+        uint32_t n = rows_.count, first = 0, cursor = 0, scratch = SumsFloats(), rstd = 0;
+        uint32_t extra = n % count, from = packed ? (count - extra) / 2 : 0;  // the groups taking a row more
         for (uint32_t k = 0; k < count; ++k) {
             uint32_t m = n / count + (k >= from && k < from + extra ? 1 : 0), size = GroupScratchFloats(m);
             if (size == ~0u || GroupSumLevels(m) != GroupSumLevels(n / count)) return false;  // one chain for every group
