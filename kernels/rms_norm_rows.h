@@ -289,24 +289,39 @@ private:
     // flag, and each group goes through the whole chain (its own row sums, rstd and scaling) and
     // stores its y as soon as it is cast. The groups' chains are software-pipelined: the vector
     // work runs in windows, each ended by one PipeBarrier, in which every group under way issues
-    // one op of its chain (GroupOp), group k from window k * kGroupLag on, the oldest first (its
-    // last cast, whose store follows, before the newest group's first op, which waits for its
-    // load). Each dependent op's latency and barrier is paid once per window for the groups in
-    // it, and y's first rows leave while the last rows load: with the step's rows sharing one
-    // rstd, a chain of 11 dependent ops ran after the whole load and before the whole store
-    // (benchmarks/results/README.md "Eighth round").
-    static constexpr uint32_t kMaxGroups = 4;
-    // Windows between two groups' starts: about a group's load (910B2 rms_norm 1024 x 128, 6 rows of
-    // 256 B: 81 cycles, windows of ~40); one window waits for each load, three add windows.
-    static constexpr uint32_t kGroupLag = 2;
-    enum class GroupOp : uint8_t { kAddIn, kAdd, kRound, kCast, kSquare, kSums, kAxpy, kSqrt, kDiv, kBrcb, kScaleRstd, kScalarRstd, kCastBack };
-    static constexpr uint32_t kMaxGroupOps = 24;  // GroupChain: 3 + 2 + row-sum levels (<= 9) + 5 + 1
+    // one op of its chain (GroupOp), group k from window GroupStart(k) on. Each dependent op's
+    // latency and barrier is paid once per window for the groups in it, and y's first rows leave
+    // while the last rows load: with the step's rows sharing one rstd, a chain of 11 dependent ops
+    // ran after the whole load and before the whole store (benchmarks/results/README.md "Eighth
+    // round", "Ninth round").
+    //
+    // The vector rstd folds 1 / numCols and epsilon out of the chain: the squares accumulate
+    // (MulAddDst) onto epsilon laid in their buffer before the first load lands, so a row sums to
+    // e = sum(x^2) + numCols * epsilon, and rstd = sqrt(numCols) / sqrt(e), sqrt(numCols) going
+    // into gamma once per core: y = x * (gamma * sqrt(numCols)) / sqrt(e), sqrt(e) broadcast a
+    // block per row (Brcb) and divided by a level-0 Div. After the row sums that is Sqrt, Brcb and
+    // the Div before y's cast (two ops fewer than Axpy, Sqrt, Div, Brcb and Mul, and no epsilon
+    // Duplicate per group); rstd itself (one Div) is computed for every group after the last
+    // window, beside the last store.
+    static constexpr uint32_t kMaxGroups = 7;  // every group but the first holds an MTE2 -> V id (8 per event) until its first op, gamma one
+    // Vector rstd: rows per group. Small groups keep a group's load (and its store) about a window
+    // long, so one group can start, and one leave, every window (benchmarks/kernel_time.py, 910B2
+    // bf16 rms_norm 1024 x 128, 22 rows a core, each group from the window after the last: 3
+    // groups 0.545 us, 4 0.509, 5 0.489, 7 0.470).
+    static constexpr uint32_t kGroupRows = 3;
+    // Scalar rstd (steps of under the tiling's kVectorRstdMinRows rows): at most this many groups,
+    // and steps of at most kMaxScalarRows rows (their rstd values wait in GroupTensors::rv).
+    static constexpr uint32_t kMaxScalarGroups = 4;
+    static constexpr uint32_t kMaxScalarRows = 16;
+    enum class GroupOp : uint8_t { kAddIn, kAdd, kRound, kCast, kSquare, kSums, kSqrt, kBrcb, kScale, kScalarRstd, kCastBack };
+    static constexpr uint32_t kMaxGroupOps = 18;  // GroupChain: 3 + 2 + row-sum levels (<= 9) + 3 + 1
 
     struct RowGroup {
         uint32_t first, rows;
-        uint32_t sums, scratch, e;  // floats into red_: its row sums, RowSums scratch and (vector rstd) epsilon, then rstd terms
-        uint32_t rstd;              // vector rstd: floats into rstd's stage (GroupTensors::r)
-        TEventID in;                // its load's MTE2 -> V flag (the first group's is its queues')
+        uint32_t sums, scratch;  // floats into red_: its row sums (the vector rstd: then their square roots) and RowSums scratch
+        uint32_t rstd;           // vector rstd: floats into rstd's stage (GroupTensors::r)
+        uint32_t start;          // the window of its first op
+        TEventID in;             // its load's MTE2 -> V flag (the first group's is its queues')
     };
 
     // The tensors a group's ops read and write, each at row 0 of the step (a group takes its rows).
@@ -314,41 +329,75 @@ private:
         LocalTensor<T> x, x2, sum, y, stage;  // stage: y's second buffer, holding r (vector rstd)
         LocalTensor<float> w, b, sq, r, g;
         uint32_t slotRows;  // BrcbSlotRows
+        float rv[kMaxScalarRows];  // scalar rstd: each row's, written to r after the last window
     };
 
-    // The groups of this core's rows, 0 when it does not take them: more than one group, and a
-    // later group's y moving >= kPartBytesA2 times the cores launched (shorter parts cost their
-    // barriers more than their transfers overlap: 910B2 bf16 rms_norm 128 x 128). Each group's
-    // sums, scratch and epsilon take whole 32 B blocks of their own (two groups' ops never write
-    // one block between barriers): with the vector rstd, packed, in red_'s blocks of row sums
-    // (which that path leaves free); else a block per row there, and the scratch after it.
+    // The groups of this core's rows, 0 when it does not take them. Vector rstd: groups of about
+    // kGroupRows rows (at least two groups; fewer where the row sums of groups so large take
+    // another number of levels, or no layout), y's second buffer free for rstd's stage, and with
+    // the residual add work_'s second half for the squares (x2's float buffer, where they go
+    // otherwise, is written by the add). Scalar rstd: a row or more a group, the last group's y
+    // moving >= kPartBytesA2 times the cores launched (shorter parts cost their barriers more
+    // than their transfers overlap: 910B2 bf16 rms_norm 128 x 128).
     __aicore__ inline uint32_t PlanGroups(RowGroup* groups) const {
-        uint32_t n = rows_.count, d = t_.numCols;
+        uint32_t n = rows_.count;
         bool sqApart = !kIsFloat<T> && (kResidual || t_.squaresBytes != 0), packed = t_.rstdVecBytes != 0;
-        if (mover_.aligned || !sqApart || n != StepRows(0) || n < 2 || (packed && t_.bufferNum < 2)) return 0;
-        uint32_t count = n < kMaxGroups ? n : kMaxGroups, first = 0, cursor = 0, scratch = SumsFloats(), rstd = 0;
+        if (mover_.aligned || !sqApart || n != StepRows(0) || n < 2) return 0;
+        if (packed ? t_.bufferNum < 2 || (kResidual && !t_.workPair) : n > kMaxScalarRows) return 0;
+        uint32_t count = packed ? n / kGroupRows : n, most = packed ? kMaxGroups : kMaxScalarGroups;
+        for (count = count < most ? count : most; count >= 2; --count) {
+            if (LayGroups(groups, count)) return count;
+            if (!packed) return 0;
+        }
+        return 0;
+    }
+
+    // Lays this core's rows out as `count` groups; false where PlanGroups does not take them. With
+    // the vector rstd the middle groups take the rows count does not divide: the first lands
+    // sooner, the last leaves sooner (910B3 bf16 rms_norm 1024 x 128, 26 rows: 4, 4, 4, 4, 4, 3, 3
+    // 0.4919 us; 3, 4, 4, 4, 4, 4, 3 0.4894); with the scalar one the first groups (910B2 bf16
+    // rms_norm 256 x 1024, 6 rows: 1, 2, 2, 1 0.852 us; 2, 2, 1, 1 0.828). Each group's sums and
+    // scratch take whole 32 B blocks of their own (two
+    // groups' ops never write one block between barriers): with the vector rstd, packed, in red_
+    // (which that path leaves free); else a block per row at its rows' place, and the scratch after
+    // the step's.
+    __aicore__ inline bool LayGroups(RowGroup* groups, uint32_t count) const {
+        bool packed = t_.rstdVecBytes != 0;
+        uint32_t n = rows_.count, first = 0, cursor = 0, scratch = SumsFloats(), rstd = 0;
+        uint32_t extra = n % count, from = packed ? (count - extra) / 2 : 0;  // the groups taking a row more
         for (uint32_t k = 0; k < count; ++k) {
-            uint32_t m = n / count + (k < n % count ? 1 : 0), size = GroupScratchFloats(m);
-            if (size == ~0u) return 0;
-            groups[k] = {first, m, 0, 0, 0, rstd, TEventID{}};
+            uint32_t m = n / count + (k >= from && k < from + extra ? 1 : 0), size = GroupScratchFloats(m);
+            if (size == ~0u || GroupSumLevels(m) != GroupSumLevels(n / count)) return false;  // one chain for every group
+            // Starts apart: one group's op of a kind a window (the scalar rstd's V -> S flag).
+            uint32_t start = GroupStart(k, first);
+            if (k && start <= groups[k - 1].start) start = groups[k - 1].start + 1;
+            groups[k] = {first, m, first * kSumStride, scratch, rstd, start, TEventID{}};
             rstd += RoundUpTo(m, 8);
             if (packed) {
                 groups[k].scratch = cursor;
                 groups[k].sums = cursor + size;
-                groups[k].e = cursor + size + RoundUpTo(m, 8);
-                cursor += size + 2 * RoundUpTo(m, 8);
+                cursor += size + RoundUpTo(m, 8);
             } else {
-                groups[k].sums = first * kSumStride;
-                groups[k].scratch = scratch;
                 scratch += size;
             }
             first += m;
         }
-        for (uint32_t k = 1; k < count; ++k)
-            if (GroupSumLevels(groups[k].rows) != GroupSumLevels(groups[0].rows)) return 0;  // one chain for every group
-        if (count < 2 || uint64_t(groups[count - 1].rows) * d * sizeof(T) * GetBlockNum() < kPartBytesA2) return 0;
-        if (packed && 2 * BrcbSlotRows(groups, count) > RoundUpTo(t_.rowsPerLoop, 8)) return 0;
-        return cursor <= SumsFloats() && scratch <= t_.redBytes / 4 ? count : 0;
+        if (!packed && uint64_t(groups[count - 1].rows) * t_.numCols * sizeof(T) * GetBlockNum() < kPartBytesA2) return false;
+        if (packed && 2 * BrcbSlotRows(groups, count) > RoundUpTo(t_.rowsPerLoop, 8)) return false;
+        return (packed ? cursor : scratch) <= t_.redBytes / 4;
+    }
+
+    // The window of group k's first op, its rows from `first` on. Vector rstd: one window after the
+    // group before (a group's load, ~40 cycles at 910B2 rms_norm 1024 x 128, about a window).
+    // Scalar rstd (a row or two a group, mostly of a KB or more): about a window per 2 KB loaded
+    // before the group's rows, gamma's (loaded after the first group) included; with the residual
+    // add (two inputs, and its ops in every window) two windows a group (910B3 bf16, four rows a
+    // core, rms_norm 128 x 1024: starts 0, 2, 4, 6 1.500, by the 2 KB 0, 2, 3, 4 1.384;
+    // add_rms_norm 1.183, by 2 KB of its two inputs 0, 3, 5, 7 1.207).
+    __aicore__ inline uint32_t GroupStart(uint32_t k, uint32_t first) const {
+        if (t_.rstdVecBytes) return k;
+        if (kResidual || k == 0) return 2 * k;
+        return CeilDivU(first * t_.numCols * sizeof(T) + t_.numCols * sizeof(G), 2048);
     }
 
     // Rows of each of the two slots of rstdV_'s Brcb part the groups take in turn (Brcb writes
@@ -381,12 +430,15 @@ private:
     __aicore__ inline void ProcessGroups(RowGroup* groups, uint32_t count) {
         bool vecRstd = t_.rstdVecBytes != 0;
         GroupTensors t;
+        t.w = work_.Get<float>();
+        // The squares: apart from x as float; the vector rstd's onto epsilon (LoadGroups lays it).
+        t.sq = kResidual ? (vecRstd ? work_.GetWithOffset<float>(t_.workCols, t_.workCols * 4) : work2_.Get<float>()) : squares_.Get<float>();
+        t.g = gammaF_.Get<float>();
         TEventID gammaIn = LoadGroups(t, groups, count);
         if constexpr (kResidual) {
             t.sum = xOutQue_.AllocTensor<T>();
             t.b = work2_.Get<float>();
         }
-        if (vecRstd) BuildRstdTables();
         t.y = yQue_.AllocTensor<T>();
         if (vecRstd) {
             t.slotRows = BrcbSlotRows(groups, count);
@@ -395,19 +447,67 @@ private:
         } else {
             t.r = rstdQue_.AllocTensor<float>();
         }
-        t.w = work_.Get<float>();
-        t.sq = kResidual ? work2_.Get<float>() : squares_.Get<float>();
-        t.g = gammaF_.Get<float>();
         GroupOp ops[kMaxGroupOps];
         uint32_t sums0 = 0, chain = GroupChain(ops, GroupSumLevels(groups[0].rows), sums0);
-        uint32_t windows = (count - 1) * kGroupLag + chain;
+        // x times gamma: the vector rstd's in each group's Brcb window, the window before its scaling,
+        // gamma cast two windows before the first group's and times sqrt(numCols) in the next (a
+        // group's first windows are the fullest: 910B2 bf16 rms_norm 1024 x 128, in the window after
+        // its first row-sum level with gamma loaded after the second group, 0.477 us; so 0.470); the
+        // scalar rstd's from its first row-sum level (the squares read x last), gamma cast the
+        // window before the first group's.
+        uint32_t gammaAt = vecRstd ? chain - 3 : sums0, gammaCast = groups[0].start + gammaAt - (vecRstd ? 2 : 1);
+        uint32_t windows = groups[count - 1].start + chain;
         for (uint32_t win = 0; win < windows; ++win) {
             if (win) PipeBarrier<PIPE_V>();  // the ops of the window before are read, or overwritten, by this one's
-            for (uint32_t k = 0; k < count; ++k) {
-                if (win < k * kGroupLag || win - k * kGroupLag >= chain) continue;
-                uint32_t s = win - k * kGroupLag;
-                GroupStep(t, groups[k], ops[s], s - sums0, k, count, gammaIn);
+            uint32_t order[kMaxGroups], n = 0;
+            for (uint32_t k = 0; k < count; ++k)
+                if (win >= groups[k].start && win - groups[k].start < chain) order[n++] = k;
+            // Issue order (insertion sort on GroupOpRank, stable: the oldest group first among equals).
+            for (uint32_t i = 1; i < n; ++i) {
+                uint32_t k = order[i], rank = GroupOpRank(ops, groups, k, win, sums0), j = i;
+                for (; j > 0 && rank > GroupOpRank(ops, groups, order[j - 1], win, sums0); --j) order[j] = order[j - 1];
+                order[j] = k;
             }
+            // The scalar rstd's V -> S flag now, so that its scalar reads wait for the windows before
+            // only, the vector unit running this window's other ops meanwhile.
+            TEventID eventVS{};
+            for (uint32_t i = 0; i < n; ++i) {
+                if (ops[win - groups[order[i]].start] != GroupOp::kScalarRstd) continue;
+                eventVS = GetTPipePtr()->AllocEventID<HardEvent::V_S>();
+                SetFlag<HardEvent::V_S>(eventVS);
+            }
+            // x times gamma after the groups' ops; with the scalar rstd before its reads and the newest
+            // group's load wait (GroupOpRank under 2), which the vector unit would otherwise wait out
+            // first (a row a group lands ~75-100 cycles after the one before: 910B2 bf16 rms_norm 96 x
+            // 1024, 0.4866 us after them, 0.4766 before; the vector rstd's groups have landed by
+            // then, and its gamma Mul, of a short latency, best ends the window).
+            for (uint32_t i = 0, gammaDone = 0; i <= n; ++i) {
+                bool last = i == n;
+                if (!gammaDone && (last || (!vecRstd && GroupOpRank(ops, groups, order[i], win, sums0) < 2))) {
+                    gammaDone = 1;
+                    for (uint32_t k = 0; k < count; ++k) {
+                        if (win != groups[k].start + gammaAt) continue;
+                        LocalTensor<float> w = t.w[groups[k].first * t_.rowStride];
+                        MulRows(w, w, t.g, RowFactor::kSharedRow, groups[k].rows, t_.numCols, t_.rowStride);
+                    }
+                    if (vecRstd && win == gammaCast + 1) Muls(t.g, t.g, SqrtCols(), int32_t(t_.numCols));
+                }
+                if (last) break;
+                const RowGroup& grp = groups[order[i]];
+                uint32_t s = win - grp.start;
+                GroupStep(t, grp, ops[s], s - sums0, order[i], eventVS);
+            }
+            if (win == gammaCast) GammaAsFloat(t.g, gammaIn);
+        }
+        if (vecRstd) {
+            for (uint32_t k = 0; k < count; ++k) Div(t.r[groups[k].rstd], RstdVec(1), red_.Get<float>()[groups[k].sums], int32_t(groups[k].rows));
+            int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
+            SetFlag<HardEvent::V_MTE3>(eventVMTE3);
+            WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
+            for (uint32_t k = 0; k < count; ++k) mover_.Out(rstdGm_, t.r[groups[k].rstd], groups[k].first, groups[k].rows);
+        } else {
+            for (uint32_t j = 0; j < rows_.count; ++j) t.r.SetValue(j, t.rv[j]);
+            CopyOutRstd(t.r, 0, rows_.count, true);
         }
         xQue_.FreeTensor(t.x);
         if constexpr (kResidual) {
@@ -418,11 +518,46 @@ private:
         if (vecRstd) yQue_.FreeTensor(t.stage);
     }
 
+    __aicore__ inline float SqrtCols() const { return sqrt(float(t_.numCols)); }
+
+    // Where group k's op in window `win` goes in the window's issue order, highest first: the ops
+    // whose store follows (y's and x's casts) first, their stores then waiting for them alone; then
+    // by the op's latency (the window ends when its last result lands: long latencies first, under
+    // the occupancy of the ops after them); the scalar rstd's reads after every vector op; last,
+    // the newest group's first op, which waits for its load (the vector unit waits in order).
+    __aicore__ inline uint32_t GroupOpRank(const GroupOp* ops, const RowGroup* groups, uint32_t k, uint32_t win, uint32_t sums0) const {
+        uint32_t s = win - groups[k].start;
+        switch (ops[s]) {
+            case GroupOp::kAddIn:
+                return k ? 0 : 10;
+            case GroupOp::kCast:
+                return k && !kResidual ? 0 : 10;
+            case GroupOp::kRound:
+            case GroupOp::kCastBack:
+                return 100;
+            case GroupOp::kScalarRstd:
+                return 1;
+            case GroupOp::kSums:
+                return s == sums0 ? 20 : 6;  // WholeReduceSum; then halving Adds
+            case GroupOp::kScale:
+                return 13;  // Div
+            case GroupOp::kAdd:
+                return 6;
+            case GroupOp::kSquare:
+                return t_.rstdVecBytes ? 10 : 7;  // MulAddDst, Mul
+            default:
+                return 10;  // Sqrt, Brcb
+        }
+    }
+
     // Issues the groups' loads (x, and x2 with kResidual) into one buffer of each input queue, each
-    // group under its own MTE2 -> V flag (the first group's: the queues'), gamma's right after the
-    // first group's; dequeues the buffers and returns gamma's flag.
+    // group under its own MTE2 -> V flag (the first group's: the queues', dequeued at once, after
+    // the vector rstd's epsilon under the squares and sqrt(numCols) in RstdVec(1), which the vector
+    // unit lays while the first group lands), gamma's right after the first group's (scalar rstd)
+    // or the fourth's (vector rstd: gamma is cast in the first group's fourth window or later, and
+    // the groups before it land sooner); returns gamma's flag.
     __aicore__ inline TEventID LoadGroups(GroupTensors& t, RowGroup* groups, uint32_t count) {
-        uint32_t stride = t_.rowStride;
+        uint32_t stride = t_.rowStride, gammaAfter = t_.rstdVecBytes ? (count > 4 ? 3 : count - 1) : 0;
         t.x = xQue_.AllocTensor<T>();
         if constexpr (kResidual) t.x2 = x2Que_.AllocTensor<T>();
         TEventID gammaIn{};
@@ -434,15 +569,18 @@ private:
             if (k == 0) {
                 xQue_.EnQue(t.x);
                 if constexpr (kResidual) x2Que_.EnQue(t.x2);
-                // gamma right after the first group, which multiplies x by it beside its first row-sum level.
-                gammaIn = LoadGamma(gammaF_.Get<float>());
-                continue;
+                if (t_.rstdVecBytes) {
+                    Duplicate(t.sq, t_.epsilon, int32_t(t_.workCols));
+                    Duplicate(RstdVec(1), SqrtCols(), int32_t(RoundUpTo(t_.rowsPerLoop, 8)));
+                }
+                t.x = xQue_.DeQue<T>();
+                if constexpr (kResidual) t.x2 = x2Que_.DeQue<T>();
+            } else {
+                groups[k].in = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
+                SetFlag<HardEvent::MTE2_V>(groups[k].in);
             }
-            groups[k].in = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
-            SetFlag<HardEvent::MTE2_V>(groups[k].in);
+            if (k == gammaAfter) gammaIn = LoadGamma(t.g);
         }
-        t.x = xQue_.DeQue<T>();
-        if constexpr (kResidual) t.x2 = x2Que_.DeQue<T>();
         return gammaIn;
     }
 
@@ -460,11 +598,9 @@ private:
         sums0 = chain;
         for (uint32_t l = 0; l < levels; ++l) ops[chain++] = GroupOp::kSums;
         if (t_.rstdVecBytes) {
-            ops[chain++] = GroupOp::kAxpy;
             ops[chain++] = GroupOp::kSqrt;
-            ops[chain++] = GroupOp::kDiv;
             ops[chain++] = GroupOp::kBrcb;
-            ops[chain++] = GroupOp::kScaleRstd;
+            ops[chain++] = GroupOp::kScale;
         } else {
             ops[chain++] = GroupOp::kScalarRstd;
         }
@@ -472,16 +608,15 @@ private:
         return chain;
     }
 
-    // Group k's op `op` (of `count` groups; `level`: kSums' level) over its rows. The vector rstd
-    // leaves as soon as computed (its own store, from y's second buffer), the scalar one after the
-    // last group's (written by S: one store). Stores follow their op at once: their V -> MTE3
-    // flag then waits only for the ops issued before it in the window.
-    __aicore__ inline void GroupStep(GroupTensors& t, const RowGroup& grp, GroupOp op, uint32_t level, uint32_t k, uint32_t count,
-                                     TEventID gammaIn) {
+    // Group k's op `op` (`level`: kSums' level) over its rows. The scalar rstd reads after
+    // `eventVS` (set at its window's start) and keeps each row's value in t.rv (written out after
+    // the last window: one scalar store per row, then one copy). Stores follow their op at once:
+    // their V -> MTE3 flag then waits only for the ops issued before it in the window.
+    __aicore__ inline void GroupStep(GroupTensors& t, const RowGroup& grp, GroupOp op, uint32_t level, uint32_t k, TEventID eventVS) {
         uint32_t f = grp.first, m = grp.rows, d = t_.numCols, stride = t_.rowStride, at = f * stride;
         uint32_t width = (m - 1) * stride + d;  // the group's rows as one op (the padding between them too, never stored)
-        LocalTensor<float> w = t.w[at], red = red_.Get<float>(), sums = red[grp.sums], e = red[grp.e], blocks;
-        if (t_.rstdVecBytes) blocks = RstdVec(2)[k % 2 * 8 * t.slotRows];  // the group's rstd, a block per row (Brcb)
+        LocalTensor<float> w = t.w[at], sums = red_.Get<float>()[grp.sums], blocks;
+        if (t_.rstdVecBytes) blocks = RstdVec(2)[k % 2 * 8 * t.slotRows];  // the group's sqrt(e), a block per row (Brcb)
         const LocalTensor<T>& normed = kResidual ? t.sum : t.x;
         switch (op) {
             case GroupOp::kAddIn:
@@ -499,60 +634,39 @@ private:
             case GroupOp::kCast:
                 if (!kResidual && k) WaitIn(grp.in);
                 Cast(w, normed[at], RoundMode::CAST_NONE, width);
-                if (t_.rstdVecBytes) Duplicate(e, t_.epsilon, int32_t(RoundUpTo(m, 8)));
                 break;
             case GroupOp::kSquare:
-                Mul(t.sq[at], w, w, width);
-                if (k == 0) GammaAsFloat(t.g, gammaIn);  // gamma landed after the first group; read next window
+                if (t_.rstdVecBytes) {
+                    MulAddDst(t.sq[at], w, w, int32_t(width));
+                } else {
+                    Mul(t.sq[at], w, w, width);
+                }
                 break;
             case GroupOp::kSums:
-                GroupSums(level, sums, t.sq[at], m, red[grp.scratch], t_.rstdVecBytes ? kCompactSums : kSumStride);
-                // x times gamma beside the first level (the squares read x last): y = (x * gamma) * rstd,
-                // rstd's scaling then the only op between rstd and y's cast.
-                if (level == 0) MulRows(w, w, t.g, RowFactor::kSharedRow, m, d, stride);
-                break;
-            case GroupOp::kAxpy:
-                Axpy(e, sums, t_.avgFactor, int32_t(m));
+                GroupSums(level, sums, t.sq[at], m, red_.Get<float>()[grp.scratch], t_.rstdVecBytes ? kCompactSums : kSumStride);
                 break;
             case GroupOp::kSqrt:
-                Sqrt(e, e, int32_t(m));
-                break;
-            case GroupOp::kDiv:
-                Div(t.r[grp.rstd], RstdVec(1), e, int32_t(m));
-                RstdOut(t.r[grp.rstd], f, m);
+                Sqrt(sums, sums, int32_t(m));
                 break;
             case GroupOp::kBrcb:
-                Brcb(blocks, t.r[grp.rstd], uint8_t(CeilDivU(m, 8)), BrcbRepeatParams(1, 8));
+                Brcb(blocks, sums, uint8_t(CeilDivU(m, 8)), BrcbRepeatParams(1, 8));
                 break;
-            case GroupOp::kScaleRstd:
-                MulRows(w, w, blocks, RowFactor::kRowBlock, m, d, stride);
+            case GroupOp::kScale:
+                RowsByFactor<RowsOp::kDiv>(w, w, blocks, RowFactor::kRowBlock, m, d, stride);
                 break;
-            case GroupOp::kScalarRstd: {
-                int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
-                SetFlag<HardEvent::V_S>(eventVS);
+            case GroupOp::kScalarRstd:
                 WaitFlag<HardEvent::V_S>(eventVS);
+                GetTPipePtr()->ReleaseEventID<HardEvent::V_S>(eventVS);
                 for (uint32_t j = 0; j < m; ++j) {
-                    float rv = Rstd(sums.GetValue(j * kSumStride));
-                    Muls(w[j * stride], w[j * stride], rv, d);
-                    t.r.SetValue(f + j, rv);
+                    t.rv[f + j] = Rstd(sums.GetValue(j * kSumStride));
+                    Muls(w[j * stride], w[j * stride], t.rv[f + j], d);
                 }
-                if (k + 1 == count) CopyOutRstd(t.r, 0, rows_.count, true);
                 break;
-            }
             case GroupOp::kCastBack:
                 FromFloat(t.y[at], w, width);
                 GroupOut(yQue_, t.y, yGm_, grp, k);
                 break;
         }
-    }
-
-    // rstd of rows first .. first + n, from `r` (vector-written, in a VECOUT buffer already
-    // dequeued, or never enqueued), to GM once the vector work so far is done.
-    __aicore__ inline void RstdOut(const LocalTensor<float>& r, uint32_t first, uint32_t n) {
-        int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-        SetFlag<HardEvent::V_MTE3>(eventVMTE3);
-        WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
-        mover_.Out(rstdGm_, r, first, n);
     }
 
     // A group's rows of `rows` (a buffer of `que`) to GM once the vector work so far is done: the

@@ -98,13 +98,16 @@ constexpr uint32_t kMulCallRows = 248;
 // for every row (block stride 1, repeat stride 0).
 enum class RowFactor { kRowBlock, kSharedRow };
 
-// Per-row factors on the vector unit: out row i = src row i * its factor (kAccumulate: out row i
-// += that, by MulAddDst, A2 only), n rows of span floats `stride` floats apart (stride / 8 <=
-// kMaxRepStrideBlocks): per 64-column slice, one level-0 Mul (MulAddDst) per kMulCallRows rows, a
-// repeat per row (BinaryRepeatParams strides count 32 B blocks).
-template <bool kAccumulate = false>
-__aicore__ inline void MulRows(const LocalTensor<float>& out, const LocalTensor<float>& src, const LocalTensor<float>& factors, RowFactor kind,
-                               uint32_t n, uint32_t span, uint32_t stride) {
+// What RowsByFactor does with a row and its factor: multiplies (kMul), adds the product to out
+// (kMulAddDst, A2 only) or divides by it (kDiv).
+enum class RowsOp { kMul, kMulAddDst, kDiv };
+
+// Per-row factors on the vector unit: out row i = src row i `op` its factor, n rows of span floats
+// `stride` floats apart (stride / 8 <= kMaxRepStrideBlocks): per 64-column slice, one level-0 op
+// per kMulCallRows rows, a repeat per row (BinaryRepeatParams strides count 32 B blocks).
+template <RowsOp kOp>
+__aicore__ inline void RowsByFactor(const LocalTensor<float>& out, const LocalTensor<float>& src, const LocalTensor<float>& factors, RowFactor kind,
+                                    uint32_t n, uint32_t span, uint32_t stride) {
     uint8_t rep = uint8_t(stride / 8);
     bool rowBlock = kind == RowFactor::kRowBlock;
     BinaryRepeatParams params(1, 1, rowBlock ? 0 : 1, rep, rep, rowBlock ? 1 : 0);
@@ -112,13 +115,23 @@ __aicore__ inline void MulRows(const LocalTensor<float>& out, const LocalTensor<
         uint8_t rows = uint8_t(n - r0 < kMulCallRows ? n - r0 : kMulCallRows);
         for (uint32_t c = 0; c < span; c += kRepeatFloats) {
             uint64_t mask = span - c < kRepeatFloats ? span - c : kRepeatFloats;
-            if constexpr (kAccumulate) {
-                MulAddDst(out[r0 * stride + c], src[r0 * stride + c], rowBlock ? factors[r0 * 8] : factors[c], mask, rows, params);
+            const LocalTensor<float>& f = rowBlock ? factors[r0 * 8] : factors[c];
+            if constexpr (kOp == RowsOp::kMulAddDst) {
+                MulAddDst(out[r0 * stride + c], src[r0 * stride + c], f, mask, rows, params);
+            } else if constexpr (kOp == RowsOp::kDiv) {
+                Div(out[r0 * stride + c], src[r0 * stride + c], f, mask, rows, params);
             } else {
-                Mul(out[r0 * stride + c], src[r0 * stride + c], rowBlock ? factors[r0 * 8] : factors[c], mask, rows, params);
+                Mul(out[r0 * stride + c], src[r0 * stride + c], f, mask, rows, params);
             }
         }
     }
+}
+
+// out row i = src row i * its factor (kAccumulate: out row i += that, by MulAddDst, A2 only).
+template <bool kAccumulate = false>
+__aicore__ inline void MulRows(const LocalTensor<float>& out, const LocalTensor<float>& src, const LocalTensor<float>& factors, RowFactor kind,
+                               uint32_t n, uint32_t span, uint32_t stride) {
+    RowsByFactor<kAccumulate ? RowsOp::kMulAddDst : RowsOp::kMul>(out, src, factors, kind, n, span, stride);
 }
 
 }  // namespace airfuse_kernel

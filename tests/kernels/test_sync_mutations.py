@@ -29,7 +29,7 @@ B2, B3, P3 = "Ascend910B2", "Ascend910B3", "Ascend310P3"
 # float16 with float32 gamma on one 910B core: resident rows whose y has two buffers (no
 # gammaFloatRow), so a row's rstd buffer may still be storing when the scalar unit writes it.
 # (512, 128) bfloat16 on 32 910B cores and (48, 1024) on 16: one resident step a core in row
-# groups (rms_norm_rows.h ProcessGroups), 4 x 4 rows with the vector rstd, 3 x 1 row with the scalar one.
+# groups (rms_norm_rows.h ProcessGroups), 3 + 3 + 4 + 3 + 3 rows with the vector rstd, 3 x 1 row with the scalar one.
 # (136, 1600) on 910B: the gradient's slices of columns (25 cores), three steps, all held in UB
 # across the SyncAll; (160, 2600) on 910B3: 4 steps read again in pass 2, then 7 held, rows of two
 # repeats; the rows of a few a core before it (2 x 4097, 4 x 8192, ...) keep the rows' paths by

@@ -105,7 +105,7 @@ def test_whole_reduce_sum_of_no_repeats_is_a_nop_on_a2_only(kernels):
         twin.launch("cost_whole_reduce_sum_no_repeats", [("x", x), ("workspace", None)], tile, chip="Ascend310P3", fn_lib=kernels)
 
 
-def test_sqrt_brcb_and_strided_mul_follow_their_docs(kernels):
+def test_sqrt_brcb_and_strided_mul_div_follow_their_docs(kernels):
     x = torch.zeros(1024)
     x[:512] = torch.rand(512) + 0.5
     tile = twin.Tiling(ctypes.create_string_buffer(8), 1, 0)
@@ -118,5 +118,8 @@ def test_sqrt_brcb_and_strided_mul_follow_their_docs(kernels):
     rows = torch.zeros(4, 64)
     rows[:, :20] = src[256:512].view(4, 64)[:, :20] * src[:4, None]
     assert torch.equal(x[768:1024], rows.flatten())
+    quotients = torch.zeros(2, 16)
+    quotients[:, :12] = src[256:288].view(2, 16)[:, :12] / src[:2, None]
+    assert torch.equal(x[576:608], quotients.flatten())
     with pytest.raises(twin.TwinError, match="Brcb: not modelled on Ascend310P3"):
         twin.launch("cost_brcb_mul", [("x", x), ("workspace", None)], tile, chip="Ascend310P3", fn_lib=kernels)

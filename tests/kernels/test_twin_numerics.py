@@ -170,17 +170,19 @@ def test_310p_step_shapes(rows, cols, dtype, halved):
     check_add_rms_norm(x, x2, gamma, chip="Ascend310P3")
 
 
-# A2 cores of one resident step (rms_norm_rows.h): in row groups (ProcessGroups) where the last
-# group moves >= 32 KB times the cores (kPartBytesA2), each group loaded, reduced, scaled (gamma
-# before rstd) and stored on its own, the groups' chains pipelined: 1024 x 128 (vector rstd: 22 rows
-# a core on 47 cores, groups of 6, 6, 5, 5; 26 on 40), 128 x 1024 (scalar rstd: a row a group, 3 or
-# 4 rows a core), cores of two rows (1 + 1); else (ProcessResident) the rows load in two parts, one
-# per queue buffer, the first cast and squared before the second is dequeued, and y leaves in parts,
-# each later one scaled after the store before it is issued: rows with padding (100 columns, 10
-# rows: 6 + 4 and 5 + 5).
+# A2 cores of one resident step (rms_norm_rows.h): in row groups (ProcessGroups), each group loaded,
+# reduced, scaled (gamma before rstd) and stored on its own, the groups' chains pipelined: with the
+# vector rstd groups of about 3 rows, their squares summed onto epsilon and y divided by the
+# broadcast sqrt (1024 x 128: 22 rows a core on 47 cores, 3 + 3 + 3 + 4 + 3 + 3 + 3; 26 on 40; 455 x
+# 100, rows with padding: 10 rows, 3 + 4 + 3, and 9); with the scalar rstd where the last group moves
+# >= 32 KB times the cores (kPartBytesA2): 128 x 1024 (a row a group, 3 or 4 rows a core), cores of
+# two rows (1 + 1); else (ProcessResident) the rows load in two parts, one per queue buffer, the
+# first cast and squared before the second is dequeued, and y leaves in parts, each later one scaled
+# after the store before it is issued: 423 x 120 (9 rows with padding, the scalar rstd: 6 + 3).
 @pytest.mark.parametrize("chip,rows,cols,dtype", [("Ascend910B2", 1024, 128, torch.bfloat16), ("Ascend910B3", 1024, 128, torch.bfloat16),
                                                   ("Ascend910B2", 128, 1024, torch.bfloat16), ("Ascend910B3", 128, 1024, torch.float16),
-                                                  ("Ascend910B2", 455, 100, torch.float16), ("Ascend910B2", 96, 1024, torch.bfloat16)], ids=str)
+                                                  ("Ascend910B2", 455, 100, torch.float16), ("Ascend910B2", 96, 1024, torch.bfloat16),
+                                                  ("Ascend910B2", 423, 120, torch.float16)], ids=str)
 def test_910b_one_step_parts(chip, rows, cols, dtype):
     gen = generator()
     x, x2, gamma = randn((rows, cols), dtype, gen), randn((rows, cols), dtype, gen), randn((cols,), dtype, gen)

@@ -136,7 +136,8 @@ extern "C" __global__ __aicore__ void cost_whole_reduce_sum_no_repeats(GM_ADDR x
 // Sqrt, Brcb and the level-0 Mul as documented (tests/kernels/test_twin_cost.py): x holds 512
 // floats in; out at 512: Sqrt of x[0..16); at 640: Brcb of x[0..16) (16 blocks of 8 copies); at
 // 768: 4 repeats of Mul, mask 20, of x[256 + 64r ..] by the block of Brcb's output r (block
-// stride 0, repeat stride 1), the rest of each 64-float row left at 0.
+// stride 0, repeat stride 1), the rest of each 64-float row left at 0; at 576: 2 repeats of Div,
+// mask 12, of x[256 + 16r ..] by Brcb's block r (Div.md's level-0 form: repeat strides 2 and 1).
 extern "C" __global__ __aicore__ void cost_brcb_mul(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;
     TBuf<TPosition::VECIN> buf;   // x[0..512) (DataCopy loads only into VECIN)
@@ -155,6 +156,7 @@ extern "C" __global__ __aicore__ void cost_brcb_mul(GM_ADDR x, GM_ADDR workspace
     Brcb(o[128], t, 2, BrcbRepeatParams(1, 8));
     PipeBarrier<PIPE_V>();
     Mul(o[256], t[256], o[128], 20, 4, BinaryRepeatParams(1, 1, 0, 8, 8, 1));
+    Div(o[64], t[256], o[128], 12, 2, BinaryRepeatParams(1, 1, 0, 2, 2, 1));
     SetFlag<HardEvent::V_MTE3>(0);
     WaitFlag<HardEvent::V_MTE3>(0);
     DataCopy(g[512], o, 512);

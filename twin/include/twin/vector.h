@@ -370,6 +370,13 @@ void Mul(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>&
     twin::StridedBinary("Mul", d, a, b, mask, repeatTime, p, [](auto x, auto y) { return decltype(x)(x * y); });
 }
 
+// Div, level-0 form with a continuous mask (Div.md: the same prototype and strides as Mul's; A2/A3
+// and the 310P AI Core, half and float), each element divided as the count form divides.
+template <typename T>
+void Div(const LocalTensor<T>& d, const LocalTensor<T>& a, const LocalTensor<T>& b, uint64_t mask, uint8_t repeatTime, const BinaryRepeatParams& p) {
+    twin::StridedBinary("Div", d, a, b, mask, repeatTime, p, [](auto x, auto y) { return decltype(x)(x / y); });
+}
+
 // MulAddDst, level-0 form with a continuous mask (MulAddDst.md's prototype of the high-dimensional
 // split, BinaryRepeatParams as the level-0 Mul's): per element of the masked repeats
 // dst = src0 * src1 + dst; A2/A3 only and rounded as its count form (above).
