@@ -51,10 +51,10 @@ const T* next_row(const T* p, int64_t r, int64_t end, int64_t d) {
 }
 
 // The end of a row of rms_norm, given the row's sum of squares: y = x * rstd * gamma with
-// rstd = 1 / sqrt(mean(x^2) + epsilon), y stored with kStream (vec_io.h). prefetch(i) asks for
-// block i of the next row's inputs, which this pass, reading x from cache, leaves memory free to
-// bring in.
-template <bool kStream, class T, class G, class M = Math<T>>
+// rstd = 1 / sqrt(mean(x^2) + epsilon), y stored with kStream and kNative (vec_io.h's store_block).
+// prefetch(i) asks for block i of the next row's inputs, which this pass, reading x from cache,
+// leaves memory free to bring in.
+template <bool kStream, bool kNative, class T, class G, class M = Math<T>>
 void normalize_row(const T* x, const G* gamma, int64_t d, M sum, M epsilon, T* y, M* rstd, const auto& prefetch) {
   const M r = M(1) / std::sqrt(sum / static_cast<M>(d) + epsilon);
   *rstd = r;
@@ -63,18 +63,18 @@ void normalize_row(const T* x, const G* gamma, int64_t d, M sum, M epsilon, T* y
     prefetch(i);
     const Block<M> xb = load_block<T, M>(x + i, n), gb = load_block<T, M>(gamma + i, n);
     const auto scaled = [&](const Vec<M>& xv, const Vec<M>& gv) C10_ALWAYS_INLINE_ATTRIBUTE { return xv * rv * gv; };
-    store_block<T, kStream>(y + i, each(scaled, xb, gb), n);
+    store_block<T, kStream, kEvenOddBlocks<T>, kNative>(y + i, each(scaled, xb, gb), n);
   });
 }
 
 // One row of rms_norm; next and next_y are the rows of x and y to prefetch (y for writing, unless
 // streamed: a streaming store needs no read of its line).
-template <bool kStream, class T, class G, class M = Math<T>>
+template <bool kStream, bool kNative, class T, class G, class M = Math<T>>
 void rms_norm_row(const T* x, const G* gamma, int64_t d, M epsilon, T* y, M* rstd, const T* next, const T* next_y) {
   const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
     return each([](const Vec<M>& v) C10_ALWAYS_INLINE_ATTRIBUTE { return v * v; }, load_block<T, M>(x + i, n));
   });
-  normalize_row<kStream>(x, gamma, d, sum, epsilon, y, rstd, [&](int64_t i) C10_ALWAYS_INLINE_ATTRIBUTE {
+  normalize_row<kStream, kNative>(x, gamma, d, sum, epsilon, y, rstd, [&](int64_t i) C10_ALWAYS_INLINE_ATTRIBUTE {
     prefetch_block<M>(next + i);
     if constexpr (!kStream) prefetch_block<M, true>(next_y + i);
   });
@@ -84,15 +84,15 @@ void rms_norm_row(const T* x, const G* gamma, int64_t d, M epsilon, T* y, M* rst
 // is taken as each block of x is stored (read back rounded, from the store just made), in
 // rms_norm_row's order: one pass less than add then rms_norm, and the same bits. x is never
 // streamed (it is read back at once, twice), y as rms_norm_row's.
-template <bool kStream, class T, class G, class M = Math<T>>
+template <bool kStream, bool kNative, class T, class G, class M = Math<T>>
 void add_rms_norm_row(const T* x1, const T* x2, const G* gamma, int64_t d, M epsilon, T* x, T* y, M* rstd,
                       const T* next1, const T* next2, const T* next_y) {
   const M sum = row_sum<M>(d, [&](int64_t i, int64_t n) C10_ALWAYS_INLINE_ATTRIBUTE {
     const auto plus = [](const Vec<M>& a, const Vec<M>& b) C10_ALWAYS_INLINE_ATTRIBUTE { return a + b; };
-    store_block<T>(x + i, each(plus, load_block<T, M>(x1 + i, n), load_block<T, M>(x2 + i, n)), n);
+    store_block<T, false, kEvenOddBlocks<T>, kNative>(x + i, each(plus, load_block<T, M>(x1 + i, n), load_block<T, M>(x2 + i, n)), n);
     return each([](const Vec<M>& v) C10_ALWAYS_INLINE_ATTRIBUTE { return v * v; }, load_block<T, M>(x + i, n));
   });
-  normalize_row<kStream>(x, gamma, d, sum, epsilon, y, rstd, [&](int64_t i) C10_ALWAYS_INLINE_ATTRIBUTE {
+  normalize_row<kStream, kNative>(x, gamma, d, sum, epsilon, y, rstd, [&](int64_t i) C10_ALWAYS_INLINE_ATTRIBUTE {
     prefetch_block<M>(next1 + i);
     prefetch_block<M>(next2 + i);
     if constexpr (!kStream) prefetch_block<M, true>(next_y + i);
@@ -126,11 +126,13 @@ std::tuple<at::Tensor, at::Tensor> rms_norm(const at::Tensor& x_in, const at::Te
       const G* gp = gamma.const_data_ptr<G>();
       T* yp = y.mutable_data_ptr<T>();
       M* rp = rstd.mutable_data_ptr<M>();
-      parallel_for_streaming(0, rows, grain_in_rows(d), 2 * x.nbytes(), [&](int64_t begin, int64_t end, auto stream) {
-        for (int64_t r = begin; r < end; ++r) {
-          rms_norm_row<decltype(stream)::value>(xp + r * d, gp, d, static_cast<M>(epsilon), yp + r * d, rp + r,
-                                                next_row(xp, r, end, d), next_row<T>(yp, r, end, d));
-        }
+      with_native_rounding<T>([&](auto native) {
+        parallel_for_streaming(0, rows, grain_in_rows(d), 2 * x.nbytes(), [&](int64_t begin, int64_t end, auto stream) {
+          for (int64_t r = begin; r < end; ++r) {
+            rms_norm_row<decltype(stream)::value, decltype(native)::value>(xp + r * d, gp, d, static_cast<M>(epsilon), yp + r * d,
+                                                                           rp + r, next_row(xp, r, end, d), next_row<T>(yp, r, end, d));
+          }
+        });
       });
     });
     return std::make_tuple(y, rstd);
@@ -152,12 +154,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x1
       const G* gp = gamma.const_data_ptr<G>();
       T *xp = x.mutable_data_ptr<T>(), *yp = y.mutable_data_ptr<T>();
       M* rp = rstd.mutable_data_ptr<M>();
-      parallel_for_streaming(0, rows, grain_in_rows(d), 4 * x.nbytes(), [&](int64_t begin, int64_t end, auto stream) {
-        for (int64_t r = begin; r < end; ++r) {
-          const int64_t o = r * d;
-          add_rms_norm_row<decltype(stream)::value>(ap + o, bp + o, gp, d, static_cast<M>(epsilon), xp + o, yp + o, rp + r,
-                                                    next_row(ap, r, end, d), next_row(bp, r, end, d), next_row<T>(yp, r, end, d));
-        }
+      with_native_rounding<T>([&](auto native) {
+        parallel_for_streaming(0, rows, grain_in_rows(d), 4 * x.nbytes(), [&](int64_t begin, int64_t end, auto stream) {
+          for (int64_t r = begin; r < end; ++r) {
+            const int64_t o = r * d;
+            add_rms_norm_row<decltype(stream)::value, decltype(native)::value>(
+                ap + o, bp + o, gp, d, static_cast<M>(epsilon), xp + o, yp + o, rp + r, next_row(ap, r, end, d), next_row(bp, r, end, d),
+                next_row<T>(yp, r, end, d));
+          }
+        });
       });
     });
     return std::make_tuple(y, rstd, x);
@@ -245,8 +250,9 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& dy_in, const at::T
     const at::Tensor rstd = rstd_in.to(scalar_type_of<M>()).contiguous();
     at::Tensor partial = at::zeros({at::get_num_threads(), padded}, x.options().dtype(scalar_type_of<M>()));
     // The residual's presence as a compile-time flag: rms_norm_backward's rows stay as they were.
-    const auto run = [&](auto with_residual, auto g) {
+    const auto run = [&](auto with_residual, auto g, auto native) {
       constexpr bool kAdd = decltype(with_residual)::value;
+      constexpr bool kNative = decltype(native)::value;
       using G = decltype(g);
       const T *dyp = dy.const_data_ptr<T>(), *xp = x.const_data_ptr<T>();
       const T* resp = kAdd ? residual.const_data_ptr<T>() : nullptr;
@@ -291,7 +297,7 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& dy_in, const at::T
               dxb = each([](const Vec<M>& a, const Vec<M>& b) C10_ALWAYS_INLINE_ATTRIBUTE { return a + b; },
                          rounded<T>(dxb), load_block<T, M>(resr + i, n));
             }
-            store_block<T, kStream>(dxr + i, dxb, n);
+            store_block<T, kStream, kEvenOddBlocks<T>, kNative>(dxr + i, dxb, n);
             // Lanes past n are 0 (the padded loads), so whole blocks are summed.
             c10::ForcedUnroll<2>{}([&](auto k) C10_ALWAYS_INLINE_ATTRIBUTE {
               M* sums = dgamma + i + k * kWidth<M>;
@@ -312,7 +318,9 @@ std::tuple<at::Tensor, at::Tensor> backward(const at::Tensor& dy_in, const at::T
       }, kStreamFrom);
     };
     with_same_or_math<T>(gamma.scalar_type(), [&](auto g) {
-      residual.defined() ? run(std::true_type{}, g) : run(std::false_type{}, g);
+      with_native_rounding<T>([&](auto native) {
+        residual.defined() ? run(std::true_type{}, g, native) : run(std::false_type{}, g, native);
+      });
     });
     return std::make_tuple(dx, in_element_order<T>(partial.sum(0), d).to(gamma.scalar_type()));
   });

@@ -78,11 +78,11 @@ void convert_table_row(const C* table, int64_t h, M* converted) {
 
 // One row. Forward: y = x * cos + rotate(x) * sin, rotate turning each pair (u, v) into (-v, u).
 // Backward: dx = dy * cos - rotate(dy * sin) (rotate's transpose is -rotate), which for a pair is
-// (u cos_u + v sin_v, v cos_v - u sin_u). y is stored with kStream (vec_io.h) by the vector
-// forms; the adjacent pairs' scalar stores are ordinary ones. Half mode reads its tables as rows of
-// convert_table_row (kConverted) or as they are.
-template <class T, class C, bool kBackward, bool kStream, bool kConverted, class M = Math<T>>
-void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y) {
+// (u cos_u + v sin_v, v cos_v - u sin_u). y is stored with kStream and kNative (vec_io.h's
+// store_block) by the vector forms; the adjacent pairs' scalar stores are ordinary ones. Half mode
+// reads its tables as rows of convert_table_row (kConverted) or as they are.
+template <class T, class C, bool kBackward, bool kStream, bool kNative, bool kConverted, class M = Math<T>>
+C10_ALWAYS_INLINE void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y) {
   if (half) {
     static_assert(!kConverted || std::is_same_v<C, M>);
     const int64_t h = d / 2, table_second = kConverted ? second_half<M>(h) : h;
@@ -107,8 +107,8 @@ void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y
           second[k] = x2[k] * c2[k] + x1[k] * s2[k];
         }
       });
-      store_block<T, kStream>(y + i, first, n);
-      store_block<T, kStream>(y + h + i, second, n);
+      store_block<T, kStream, kEvenOddBlocks<T>, kNative>(y + i, first, n);
+      store_block<T, kStream, kEvenOddBlocks<T>, kNative>(y + h + i, second, n);
     });
     return;
   }
@@ -124,7 +124,7 @@ void rope_row(const T* x, const C* cos, const C* sin, int64_t d, bool half, T* y
       } else {
         out = {p[0] * c[0] - p[1] * s[0], p[1] * c[1] + p[0] * s[1]};
       }
-      store_block<T, kStream, true>(y + i, out, n);
+      store_block<T, kStream, true, kNative>(y + i, out, n);
     });
     return;
   }
@@ -211,8 +211,9 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
       // Half mode converts float32 tables beside even/odd bfloat16 x (convert_table_row).
       using M = Math<T>;
       constexpr bool kConvert = kEvenOddBlocks<T> && !std::is_same_v<C, T>;
-      const auto run = [&](auto converted) {
+      const auto run = [&](auto converted, auto native) {
         constexpr bool kConverted = decltype(converted)::value;
+        constexpr bool kNative = decltype(native)::value;
         using Table = std::conditional_t<kConverted, M, C>;
         const int64_t converted_row = 2 * second_half<M>(d / 2);
         parallel_for_streaming(0, order.tiles(), grain, 2 * x.nbytes(), [&](int64_t begin, int64_t end, auto stream) {
@@ -250,14 +251,16 @@ at::Tensor rope_kernel(const at::Tensor& x_in, const at::Tensor& cos_in, const a
                   // y for writing, unless streamed: a streaming store needs no read of its line.
                   if constexpr (!kStream) prefetch_bytes<true>(reinterpret_cast<const char*>(yp + offset) + ahead, row_bytes);
                 }
-                rope_row<T, Table, kBackward, kStream, kConverted>(xp + offset, cos_row[i], sin_row[i], d, half, yp + offset);
+                rope_row<T, Table, kBackward, kStream, kNative, kConverted>(xp + offset, cos_row[i], sin_row[i], d, half, yp + offset);
               }
             }
           }
         }, kStreamFrom);
       };
-      if (half && kConvert) return run(std::true_type{});
-      run(std::false_type{});
+      with_native_rounding<T>([&](auto native) {
+        if (half && kConvert) return run(std::true_type{}, native);
+        run(std::false_type{}, native);
+      });
     });
   });
   return y;

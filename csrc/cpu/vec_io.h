@@ -320,6 +320,19 @@ constexpr bool kCanRoundNatively =
     false;
 #endif
 
+// Calls f(native) with native = std::true_type where this CPU rounds T's blocks natively
+// (kCanRoundNatively<T> and has_avx512_bf16()), else std::false_type: the kNative a kernel then
+// passes to store_block. Every kernel storing blocks chooses here, so that one run-time test serves them all.
+template <class T, class F>
+inline auto with_native_rounding(const F& f) {
+#if defined(CPU_CAPABILITY_AVX512)
+  if constexpr (kCanRoundNatively<T>) {
+    if (has_avx512_bf16()) return f(std::true_type{});
+  }
+#endif
+  return f(std::false_type{});
+}
+
 // The first n lanes of block b, in T's order (kEvenOdd as load_block's), rounded once to T; its
 // full vectors streamed where kStream allows (above), its full blocks rounded by vcvtne2ps2bf16
 // with kNative (kCanRoundNatively<T> only, in even/odd order).
@@ -501,7 +514,7 @@ void elementwise(int64_t rows, int64_t length, std::array<const T*, NI> in, std:
   using M = Math<T>;
   // The bytes the call moves (none counted for a kernel that never streams).
   const int64_t bytes = streaming == Streaming::kNever ? 0 : rows * length * static_cast<int64_t>((NI + NO) * sizeof(T));
-  const auto run = [&](auto native) {
+  with_native_rounding<T>([&](auto native) {
     parallel_segments(rows, length, bytes, [&](int64_t row, int64_t begin, int64_t end, auto stream) {
       constexpr bool kStream = decltype(stream)::value;
       std::array<const T*, NI> src;
@@ -570,13 +583,7 @@ void elementwise(int64_t rows, int64_t length, std::array<const T*, NI> in, std:
         store(i, n, [&](auto v) C10_ALWAYS_INLINE_ATTRIBUTE { return f(lanes(args, v)); });
       });
     });
-  };
-#if defined(CPU_CAPABILITY_AVX512)
-  if constexpr (kCanRoundNatively<T>) {
-    if (has_avx512_bf16()) return run(std::true_type{});
-  }
-#endif
-  run(std::false_type{});
+  });
 }
 
 // z = f(x, y) elementwise, z of x's shape and dtype: the kernels of the two-input elementwise ops
