@@ -153,6 +153,27 @@ def test_bfloat16_stores_round_to_nearest_even_bit_for_bit(capability):
     _assert_same_bits(summed, (x.float() + y.float()).to(torch.bfloat16))
 
 
+@pytest.mark.parametrize("capability", cpu_kernels.capabilities())
+def test_norm_bfloat16_stores_round_to_nearest_even_bit_for_bit(capability):
+    """rms_norm and add_rms_norm round their float32 y (and add_rms_norm its sum x) with the same
+    stores, natively on AVX512-BF16: given the kernel's own rstd, y must be torch's float32
+    (x * rstd) * gamma rounded by .to(bfloat16), bit for bit, on ties and denormals. x is scaled
+    (exactly) so that no row's sum of squares overflows, which would zero the row."""
+    generator = torch.Generator().manual_seed(1)
+    x1, x2 = (_bfloat16_edge_values((3, 8, 2 * 61), generator) * 2.0**-40 for _ in range(2))
+    gamma = _bfloat16_edge_values((2 * 61,), generator)
+
+    def normalized(x, rstd):
+        return (x.float() * rstd.reshape(*x.shape[:-1], 1)) * gamma.float()
+
+    with cpu_kernels.use_capability(capability):
+        y, rstd = torch.ops.airfuse.rms_norm(x1, gamma, 1e-6)
+        y_add, rstd_add, x = torch.ops.airfuse.add_rms_norm(x1, x2, gamma, 1e-6)
+    _assert_same_bits(y, normalized(x1, rstd).to(torch.bfloat16))
+    _assert_same_bits(x, (x1.float() + x2.float()).to(torch.bfloat16))
+    _assert_same_bits(y_add, normalized(x, rstd_add).to(torch.bfloat16))
+
+
 def _assert_same_bits(got, expected):
     nan = expected.isnan()
     assert torch.equal(got.isnan(), nan)
