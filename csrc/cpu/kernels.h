@@ -64,15 +64,21 @@ constexpr int64_t kRopeStreamBytes = int64_t(64) << 20;
 // cache for the op that reads it next.
 constexpr int64_t kRopeBackwardStreamBytes = int64_t(32) << 20;
 
-// rms_norm_backward and rms_norm_backward_add stream from 64 MB (rms_norm_backward_add at bfloat16
+// rms_norm_backward and rms_norm_backward_add stream from 48 MB (rms_norm_backward at bfloat16
 // 2048 x 4096), as rope_backward from 32 MB (above) for the same reason, dx's block rarely being in
-// cache. Streaming / normal, 1 thread, through autograd (add_rms_norm's backward), alternating each
-// round in one process (21 rounds, thread CPU time, load 40-50): bfloat16 2048, 64 MB, 0.91 after
-// a forward (cpu_ops.py's pattern) and 0.91 in a loop; earlier runs of 7-11 rounds 0.83-0.90 after
-// a forward, 0.84-1.06 in a loop. Smaller calls lost or broke even: rms_norm_backward bfloat16
-// 2048 (48 MB) 0.99 and 1.04, 1024 (24 MB) 1.07 and 1.03; rms_norm_backward_add 1024 (32 MB) 1.00
-// and 1.08.
-constexpr int64_t kNormBackwardStreamBytes = int64_t(64) << 20;
+// cache. Chosen at 64 MB on a Zen 3 host (AVX2; 1 thread, through autograd, alternating each round
+// in one process, thread CPU time, load 40-50): streaming / normal at bfloat16 2048, 64 MB
+// (rms_norm_backward_add) 0.83-0.91; 48 MB (rms_norm_backward) 0.99 after a forward and 1.04 in a
+// loop; 1024 (24 MB) 1.07 and 1.03, rms_norm_backward_add 1024 (32 MB) 1.00 and 1.08. Lowered to
+// 48 MB on a Zen 5 host (AVX512, L3 32 MB, idle): cpu_ops.py --dtypes bfloat16 --clock cpu, the
+// two builds alternating (4 runs each), rms_norm_backward bfloat16 2048 1584-1936 us streaming
+// against 2324-2445 normal (0.65-0.83).
+constexpr int64_t kNormBackwardStreamBytes = int64_t(48) << 20;
+
+// add_rms_norm streams its y from 64 MB (bfloat16 2048 x 4096: x1, x2, x and y; x, read back at
+// once, never streams): on the Zen 5 host as above, 1736-2000 us streaming against 2303-2493
+// normal (0.70-0.87), where the 96 MB of the other kernels kept it normal.
+constexpr int64_t kAddRmsNormStreamBytes = int64_t(64) << 20;
 
 // The kernels that stream from a size of their own, and that size: the one table both the kernels
 // (through stream_bytes_of, as parallel_for_streaming's stream_from) and
@@ -86,6 +92,7 @@ inline constexpr KernelStreamBytes kKernelStreamBytes[] = {
     {"rope_backward", kRopeBackwardStreamBytes},
     {"rms_norm_backward", kNormBackwardStreamBytes},
     {"rms_norm_backward_add", kNormBackwardStreamBytes},
+    {"add_rms_norm", kAddRmsNormStreamBytes},
 };
 
 constexpr bool is_kernel(std::string_view name) {

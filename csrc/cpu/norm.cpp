@@ -162,7 +162,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> add_rms_norm(const at::Tensor& x1
                 ap + o, bp + o, gp, d, static_cast<M>(epsilon), xp + o, yp + o, rp + r, next_row(ap, r, end, d), next_row(bp, r, end, d),
                 next_row<T>(yp, r, end, d));
           }
-        });
+        }, stream_bytes_of("add_rms_norm"));
       });
     });
     return std::make_tuple(y, rstd, x);
