@@ -206,7 +206,7 @@ private:
     // the factor, the cast; six for a step read again); then the streamed ones, the first loaded
     // again (from L2) during pass 1's last step. Every core's parts arrive in groups (PartGroups).
     __aicore__ inline void ProcessSlices() {
-        uint32_t d = t_.numCols, r8 = t_.wsStride, k = t_.rowsPerLoop, c0 = sc0_, n = sn_, stride = sstride_;
+        uint32_t r8 = t_.wsStride, k = t_.rowsPerLoop, c0 = sc0_, n = sn_, stride = sstride_;
         uint32_t rows = uint32_t(t_.numRows), steps = SliceSteps(), s0 = SliceFirstHeld(), span = k * t_.rowStride;
         LocalTensor<float> r = c_.Get<float>(), acc = acc_.Get<float>(), rowsAcc = sliceAcc_.Get<float>(), g = gammaF_.Get<float>();
         LocalTensor<float> sums = sums_.Get<float>(), work = a_.Get<float>();

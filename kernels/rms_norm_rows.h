@@ -554,8 +554,8 @@ private:
     // group under its own MTE2 -> V flag (the first group's: the queues', dequeued at once, after
     // the vector rstd's epsilon under the squares and sqrt(numCols) in RstdVec(1), which the vector
     // unit lays while the first group lands), gamma's right after the first group's (scalar rstd)
-    // or the fourth's (vector rstd: gamma is cast in the first group's fourth window or later, and
-    // the groups before it land sooner); returns gamma's flag.
+    // or the fourth's (vector rstd: gamma is cast in the first group's window chain - 5, its third
+    // or later, and the groups before it land sooner); returns gamma's flag.
     __aicore__ inline TEventID LoadGroups(GroupTensors& t, RowGroup* groups, uint32_t count) {
         uint32_t stride = t_.rowStride, gammaAfter = t_.rstdVecBytes ? (count > 4 ? 3 : count - 1) : 0;
         t.x = xQue_.AllocTensor<T>();
@@ -797,6 +797,8 @@ private:
     // (rowsPerLoop rounded up to 8): 0 the step's packed sums (n8), 1 ones (n8), 2 rstd a block per
     // row (8 n8; A2: epsilon first, under the Axpy, until Brcb overwrites it); 310P only: 3
     // epsilon, then rstd packed (n8), 4 Gather offsets 4 i for element 8 i + k (8 n8, uint32).
+    // The A2 row groups (ProcessGroups) use parts 1 and 2 otherwise: 1 holds sqrt(numCols), 2 a
+    // group's sqrt(e) a block per row (e: its sum of squares plus numCols epsilon), two groups' in turn.
     template <typename U = float> __aicore__ inline LocalTensor<U> RstdVec(uint32_t i, uint32_t count = 0) {
         uint32_t n8 = RoundUpTo(t_.rowsPerLoop, 8), at = i < 3 ? i * n8 : (i == 3 ? 10 * n8 : 11 * n8);
         return rstdV_.GetWithOffset<U>(count ? count : (i == 2 || i == 4 ? 8 * n8 : n8), at * uint32_t(sizeof(float)));

@@ -284,7 +284,7 @@ struct SiluMulGrad : OneOrTwoPasses<SiluMulGrad<kBits>> {
 };
 
 // Phi(x), the gate GELU multiplies x by.
-template <bool kTanh, int kBits, class M>
+template <bool kTanh, class M>
 C10_ALWAYS_INLINE Vec<M> cdf(const Vec<M>& x) {
 #if defined(CPU_CAPABILITY_AVX2)
   if constexpr (kTanh && std::is_same_v<M, float>) return TanhGate(x).q;
@@ -295,7 +295,7 @@ C10_ALWAYS_INLINE Vec<M> cdf(const Vec<M>& x) {
 
 // Phi(x) + x * Phi'(x), GELU's derivative. Tanh form: the density is sigmoid(w) * sigmoid(-w), so
 // one exp serves both terms; 0 where the density underflows (x * slope could be inf there).
-template <bool kTanh, int kBits, class M>
+template <bool kTanh, class M>
 C10_ALWAYS_INLINE Vec<M> gelu_slope(const Vec<M>& x) {
   if constexpr (kTanh) {
     const Vec<M> slope = at::vec::fmadd(x * x, Vec<M>(M(kTanhScale * 3 * kCubic)), Vec<M>(M(kTanhScale)));
@@ -311,7 +311,7 @@ C10_ALWAYS_INLINE Vec<M> gelu_slope(const Vec<M>& x) {
     const Vec<M> density = s.of_w * s.of_minus_w;
     return s.of_w + Vec<M>::blendv(x * slope * density, Vec<M>(M(0)), density == Vec<M>(M(0)));
   } else {
-    return cdf<false, kBits>(x) + x * (Vec<M>(M(-0.5)) * x * x).exp() * Vec<M>(M(kInvSqrt2Pi));
+    return cdf<false>(x) + x * (Vec<M>(M(-0.5)) * x * x).exp() * Vec<M>(M(kInvSqrt2Pi));
   }
 }
 
@@ -330,7 +330,7 @@ template <bool kTanh, int kBits>
 struct Gelu : OneOrTwoPasses<Gelu<kTanh, kBits>> {
   template <class M>
   C10_ALWAYS_INLINE std::array<Vec<M>, 1> one(const std::array<Vec<M>, 1>& in) const {
-    return {in[0] * cdf<kTanh, kBits>(in[0])};
+    return {in[0] * cdf<kTanh>(in[0])};
   }
 #if defined(CPU_CAPABILITY_AVX512)
   template <class M>
@@ -351,7 +351,7 @@ template <bool kTanh, int kBits>
 struct GeluGrad : OneOrTwoPasses<GeluGrad<kTanh, kBits>> {
   template <class M>
   C10_ALWAYS_INLINE std::array<Vec<M>, 1> one(const std::array<Vec<M>, 2>& in) const {
-    return {in[0] * gelu_slope<kTanh, kBits>(in[1])};
+    return {in[0] * gelu_slope<kTanh>(in[1])};
   }
 #if defined(CPU_CAPABILITY_AVX512)
   template <class M>

@@ -72,12 +72,14 @@ constexpr int64_t kRopeBackwardStreamBytes = int64_t(32) << 20;
 // loop; 1024 (24 MB) 1.07 and 1.03, rms_norm_backward_add 1024 (32 MB) 1.00 and 1.08. Lowered to
 // 48 MB on a Zen 5 host (AVX512, L3 32 MB, idle): cpu_ops.py --dtypes bfloat16 --clock cpu, the
 // two builds alternating (4 runs each), rms_norm_backward bfloat16 2048 1584-1936 us streaming
-// against 2324-2445 normal (0.65-0.83).
+// against 2324-2445 normal (0.65-0.83). One size serves both variants: on the Zen 3 host 48 MB
+// broke even (above).
 constexpr int64_t kNormBackwardStreamBytes = int64_t(48) << 20;
 
 // add_rms_norm streams its y from 64 MB (bfloat16 2048 x 4096: x1, x2, x and y; x, read back at
 // once, never streams): on the Zen 5 host as above, 1736-2000 us streaming against 2303-2493
-// normal (0.70-0.87), where the 96 MB of the other kernels kept it normal.
+// normal (0.70-0.87), where the 96 MB of the other kernels kept it normal. (Not measured on an
+// AVX2 host, where the same size applies.)
 constexpr int64_t kAddRmsNormStreamBytes = int64_t(64) << 20;
 
 // The kernels that stream from a size of their own, and that size: the one table both the kernels
