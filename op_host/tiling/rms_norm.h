@@ -406,20 +406,32 @@ struct SliceSteps {
     uint64_t Row(uint64_t i) const { return i == 0 ? 0 : i >= count ? rows : first + (i - 1) * k; }
 };
 
+// Bytes of the slices' RowSums scratch for steps of k rows (tiling redBytes), at least a block.
+inline uint64_t SliceRedBytes(uint32_t k, uint32_t c, uint32_t stride) {
+    uint64_t red = RowSumsScratch(true, true, k, c, stride, 0) * 4;
+    return red < 32 ? 32 : R32(red);
+}
+
+// Bytes of the slices' row scalars (tiling rowVecBytes, the kernel's SliceVec): a float a row,
+// then a block per row of rstd and, unless every step is held, of dx's factor.
+inline uint64_t SliceRowVecBytes(uint64_t rows, bool allHeld) {
+    uint64_t r8 = RoundUp(rows, 8);
+    return r8 * 4 + (allHeld ? 1 : 2) * r8 * 32;
+}
+
 // UB of ProcessSlices (its InitSlices): per step of k rows, x and dy (two buffers), dx (two), two
 // float buffers (a streamed step's x and dy, or two held steps' products; all held: every core's
 // partial sums after pass 1, when larger), dgamma's terms, RowSums' scratch; once: gamma as float
 // and its stage, dgamma's float sum, rstd and (some steps streamed) every core's partial sums,
-// this core's, the row scalars (SliceVec: a float a row, then a block per row of rstd and, some
-// steps streamed, of dx's factor); the held steps' rows of x and dy as float.
+// this core's, the row scalars (SliceRowVecBytes); the held steps' rows of x and dy as float.
 inline uint64_t SliceBytes(uint32_t cores, uint64_t rows, uint32_t c, uint32_t stride, uint32_t k, uint32_t s, uint32_t g, uint64_t held) {
     SliceSteps st(rows, k);
     bool all = held == st.count;
     uint64_t r8 = RoundUp(rows, 8), tile = R32(uint64_t(k) * stride * s), step = R32(uint64_t(k) * stride * 4), parts = R32(cores * r8 * 4);
-    uint64_t red = RowSumsScratch(true, true, k, c, stride, 0) * 4, heldRows = rows - st.Row(st.count - held);
-    return 4 * tile + 2 * tile + (all && parts > 2 * step ? parts : 2 * step) + step + (red < 32 ? 32 : R32(red)) + R32(stride * 4ull) +
-           (g == 4 ? 0 : R32(uint64_t(c) * g)) + R32(stride * 4ull) + R32(r8 * 4 * (all ? 1 : 1 + cores)) + R32(r8 * 4) + r8 * 4 +
-           (all ? 1 : 2) * r8 * 32 + R32(2 * heldRows * stride * 4);
+    uint64_t heldRows = rows - st.Row(st.count - held);
+    return 4 * tile + 2 * tile + (all && parts > 2 * step ? parts : 2 * step) + step + SliceRedBytes(k, c, stride) + R32(stride * 4ull) +
+           (g == 4 ? 0 : R32(uint64_t(c) * g)) + R32(stride * 4ull) + R32(r8 * 4 * (all ? 1 : 1 + cores)) + R32(r8 * 4) +
+           SliceRowVecBytes(rows, all) + R32(2 * heldRows * stride * 4);
 }
 
 // Steps and held steps: every step held, in steps of the most rows that allows, from steps of >= 16
@@ -462,9 +474,8 @@ inline Slices SliceColumns(const ChipInfo& chip, uint64_t rows, uint32_t cols, u
     if (2 * cores < chip.vectorCores) return {};
     auto [k, held] = SliceHeldSteps(chip, cores, rows, c, stride, s, g);
     if (k == 0) return {};
-    uint64_t r8 = RoundUp(rows, 8), red = RowSumsScratch(true, true, k, c, stride, 0) * 4;
     bool all = held == SliceSteps(rows, k).count;
-    return {cores, c, stride, uint32_t(k), uint32_t(red < 32 ? 32 : R32(red)), uint32_t(r8 * 4 + (all ? 1 : 2) * r8 * 32), uint32_t(held)};
+    return {cores, c, stride, uint32_t(k), uint32_t(SliceRedBytes(uint32_t(k), c, stride)), uint32_t(SliceRowVecBytes(rows, all)), uint32_t(held)};
 }
 
 }  // namespace detail
