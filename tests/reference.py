@@ -67,3 +67,13 @@ def ulps(got, want):
         return torch.where(bits < 0, -32768 - bits, bits)
 
     return (ordered(got) - ordered(want)).abs()
+
+
+def assert_rounded_as_float64(got, want, least, slack, inputs, what):
+    """got, a 16-bit result, against the float64 want: at least the fraction `least` of its values
+    are want rounded once, and every other lies within 1 ulp of that or within `slack` (a number, or
+    a tensor per element) of want; `inputs` name the failures."""
+    apart = ulps(got, want.to(got.dtype))
+    assert (apart == 0).double().mean() >= least, what
+    near = (apart <= 1) | ((got.double() - want).abs() <= slack)
+    assert near.all(), (what, inputs[~near], got[~near], want[~near])
