@@ -3,17 +3,17 @@
 //   dgamma = sum over rows of dy * xhat               (float32, cast to gamma's dtype).
 // A core moves rowsPerLoop rows per step and takes them through each vector op together (per-row
 // scalars once per step: on A2 for steps of >= 10 rows on the vector unit, a Brcb block per row;
-// else one MTE2 -> S wait for rstd, one V -> S wait for the row sums). Each core accumulates its
-// rows' dgamma in float32 (in UB when a row fits, and for split rows with a SyncAll, 910B's or
-// 310P's soft one, when a float32 row fits beside their chunks, else in its workspace row); the
-// cores leave their partial rows in the workspace and after SyncAll (on 310P the soft one, on
-// counters every core zeroes first) each sums a slice of columns (core 0 keeps its own in UB and
-// sums them all when dgamma is too short to spread). On 310P where the soft SyncAll's zeroing could
-// not be early enough or would not pay (few rows a core), and on 910B for split rows whose float32
-// dgamma row does not fit, the cores instead sum dgamma over every row for a slice of columns each
-// (ColumnDgamma), reading x and dy a second time; on 310P, when neither applies, one core does
-// everything. On 910B with few rows a core, each core takes a slice of columns of every row
-// instead (ProcessSlices): dgamma is whole on it, the rows' sums meet across one SyncAll.
+// else one MTE2 -> S wait for rstd, one V -> S wait for the row sums). dgamma, by one of:
+// - partial rows (910B, or one core): each core accumulates its rows' dgamma in float32 (in UB
+//   when a row fits, and for split rows when a float32 row fits beside their chunks, else in its
+//   workspace row), leaves it in the workspace and after the hardware SyncAll each sums a slice of
+//   columns (core 0 sums them all when dgamma is too short to spread);
+// - columns (ColumnDgamma: 310P, which has no hardware SyncAll, and 910B split rows whose float32
+//   dgamma row does not fit): each core sums dgamma over every row for a slice of columns, reading
+//   x and dy a second time, no cross-core dependency; on 310P, when that does not apply, one core
+//   does everything;
+// - slices (ProcessSlices, 910B with few rows a core): each core takes a slice of columns of
+//   every row, dgamma is whole on it, the rows' sums meet across one SyncAll.
 // Copies: gm_copy.h, per chip (on 310P partial rows keep the windowed layout at a 32 B stride).
 #include "gm_copy.h"
 #include "rms_norm_grad_tiling.h"
@@ -87,9 +87,7 @@ public:
             dyAll_.SetGlobalBuffer((__gm__ T*)dy, t.numRows * d);
             rstdAll_.SetGlobalBuffer((__gm__ float*)rstd, t.numRows);
         } else {
-            GM_ADDR user = GetUserWorkspace(workspace);
-            if (t.softSyncBytes) syncGm_.SetGlobalBuffer((__gm__ int32_t*)user, t.softSyncBytes / sizeof(int32_t));
-            wsGm_.SetGlobalBuffer((__gm__ float*)(user + t.softSyncBytes), uint64_t(t.usedCores) * t.wsStride);
+            wsGm_.SetGlobalBuffer((__gm__ float*)GetUserWorkspace(workspace), uint64_t(t.usedCores) * t.wsStride);
         }
         uint32_t f = t.floatCols;
         uint32_t rowBytes = t.rowsPerLoop * t.rowStride * sizeof(T);
@@ -120,14 +118,12 @@ public:
         }
         if (t.outStageBytes) pipe_.InitBuffer(stage_, t.outStageBytes);
         if (vecRows_) pipe_.InitBuffer(rowVec_, t.rowVecBytes);
-        if (t.softSyncBytes) pipe_.InitBuffer(sync_, t.softSyncBytes);
     }
 
     __aicore__ inline void Process() {
 #if AIRFUSE_HAS_DATA_COPY_PAD
         if (t_.sliceCols) return ProcessSlices();
 #endif
-        if (t_.softSyncBytes) ZeroSyncCounters();
         if (rows_.count > 0) {  // cores past usedCores only take part in SyncAll
             if (mover_.natural) dxOut_.Init(dxGm_, stage_.Get<T>());
             if (resident_) {
@@ -145,7 +141,9 @@ public:
             return;
         }
         if (t_.usedCores > 1) SyncCores();
+#if AIRFUSE_HAS_DATA_COPY_PAD
         if (Spread()) return SpreadReduce();
+#endif
         if (GetBlockIdx() == 0) FinalReduce();
     }
 
@@ -504,28 +502,13 @@ private:
     }
 #endif
 
-    // Partial rows written before other cores read them: the hardware SyncAll (910B), or 310P's
-    // soft one on the counters ZeroSyncCounters cleared; both start with PipeBarrier<PIPE_ALL>
-    // ([ADK] dav_c220 SyncAllImpl, dav_m200 SoftSyncAllImpl).
+    // Partial rows written before other cores read them. Only 910B takes this path with several
+    // cores: 310P has no hardware SyncAll, and the tiling splits dgamma by columns there instead
+    // (op_host/tiling/rms_norm.h RmsNormGrad says why not its software SyncAll).
     __aicore__ inline void SyncCores() {
-        if (t_.softSyncBytes) return SyncAll(syncGm_, sync_.Get<int32_t>());
 #if !(defined(__CCE_AICORE__) && __CCE_AICORE__ == 200)
         SyncAll();
 #endif
-    }
-
-    // The soft SyncAll's counters must be zero before any core counts; op_host has no zeroed
-    // workspace, so every core zeroes all of them first (SyncAll.md's kernel-side way). That holds
-    // only if the slowest core's zeroing lands before the fastest core's first count: the row pass
-    // between them is long enough (op_host/tiling/rms_norm.h kSoftSyncMinCoreBytes; the twin checks it).
-    __aicore__ inline void ZeroSyncCounters() {
-        LocalTensor<int32_t> zeros = sync_.Get<int32_t>();
-        uint32_t n = t_.softSyncBytes / sizeof(int32_t);
-        Duplicate(zeros, 0, n);
-        int32_t eventVMTE3 = GetTPipePtr()->FetchEventID(HardEvent::V_MTE3);
-        SetFlag<HardEvent::V_MTE3>(eventVMTE3);
-        WaitFlag<HardEvent::V_MTE3>(eventVMTE3);
-        DataCopy(syncGm_, zeros, n);
     }
 
     // Per step of n rows (X = x, A = dy, D scratch, all float, n * rowStride elements):
@@ -1051,21 +1034,17 @@ private:
     // (resident float) or a_.
     __aicore__ inline LocalTensor<float> Partials() { return resident_ && kIsFloat<T> ? c_.Get<float>() : a_.Get<float>(); }
 
-    // Columns slices and pieces of SpreadReduce are multiples of: 32 B of float32, and on 310P of
-    // dgamma's dtype too, stored as whole blocks (the tiling gives it numCols a multiple of them).
-    __aicore__ inline uint32_t SliceUnit() const { return mover_.aligned ? kBlock<G> : kBlock<float>; }
-
     // Columns per piece of SpreadReduce: every core's partial row of them fits in Partials() (32 B-aligned).
     __aicore__ inline uint32_t PieceCols() const {
-        return (resident_ ? t_.workCols : t_.floatCols) / t_.usedCores / SliceUnit() * SliceUnit();
+        return (resident_ ? t_.workCols : t_.floatCols) / t_.usedCores / kBlock<float> * kBlock<float>;
     }
 
     // dgamma's column sum spread over the cores, each taking a slice of columns of every partial
-    // row (several cores need a SyncAll: 910B's, or 310P's soft one), when pieces fit in Partials();
-    // else core 0 sums every row (FinalReduce).
-    __aicore__ inline bool Spread() const {
-        return t_.usedCores > 1 && PieceCols() > 0 && (!mover_.aligned || t_.softSyncBytes);
-    }
+    // row (910B: several cores only with its SyncAll), when pieces fit in Partials(); else core 0
+    // sums every row (FinalReduce).
+    __aicore__ inline bool Spread() const { return !mover_.aligned && t_.usedCores > 1 && PieceCols() > 0; }
+
+#if AIRFUSE_HAS_DATA_COPY_PAD
 
     // This core's slice of columns, in pieces: a piece's partial rows arrive in one strided copy,
     // rows kBlock-aligned one after another, and are summed by halving (a fixed order, so the
@@ -1074,7 +1053,7 @@ private:
     // 910B2: six pieces, each load ~660 cycles and its sum and store ~300, in series before).
     __aicore__ inline void SpreadReduce() {
         uint32_t cores = t_.usedCores, d = t_.numCols, block = uint32_t(GetBlockIdx());
-        uint32_t slice = RoundUpTo((d + cores - 1) / cores, SliceUnit()), piece = PieceCols();
+        uint32_t slice = RoundUpTo((d + cores - 1) / cores, kBlock<float>), piece = PieceCols();
         if (block >= cores || block * slice >= d) return;
         uint32_t lo = block * slice, hi = lo + slice < d ? lo + slice : d;
         bool two = !(resident_ && kIsFloat<T>);  // else only Partials() (c_): a_ and b_ do not exist
@@ -1104,13 +1083,7 @@ private:
             if constexpr (!kIsFloat<G>) FromFloat(out, rows, n);
             dxQue_.EnQue(out);
             out = dxQue_.template DeQue<G>();
-            if (mover_.aligned) {  // 310P: slices are whole blocks of dgamma
-                DataCopy(dgammaGm_[c0], out, n);
-            } else {
-#if AIRFUSE_HAS_DATA_COPY_PAD
-                PadOut(dgammaGm_, out, c0, 1, n);
-#endif
-            }
+            PadOut(dgammaGm_, out, c0, 1, n);
             dxQue_.FreeTensor(out);
             if (!two && next < hi) loaded[0] = LoadPiece(bufs[0], next, nextN);
         }
@@ -1121,18 +1094,13 @@ private:
         int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);  // the vector work of rows' last piece is done
         SetFlag<HardEvent::V_S>(eventVS);
         WaitFlag<HardEvent::V_S>(eventVS);
-        if (mover_.aligned) {  // 310P: n and wsStride whole blocks of float
-            DataCopy(rows, wsGm_[c0], DataCopyParams(uint16_t(t_.usedCores), uint16_t(n / kBlock<float>), uint16_t((t_.wsStride - n) / kBlock<float>), 0));
-        } else {
-#if AIRFUSE_HAS_DATA_COPY_PAD
-            DataCopyPad(rows, wsGm_[c0], DataCopyExtParams(uint16_t(t_.usedCores), n * sizeof(float), (t_.wsStride - n) * sizeof(float), 0, 0),
-                        DataCopyPadExtParams<float>());
-#endif
-        }
+        DataCopyPad(rows, wsGm_[c0], DataCopyExtParams(uint16_t(t_.usedCores), n * sizeof(float), (t_.wsStride - n) * sizeof(float), 0, 0),
+                    DataCopyPadExtParams<float>());
         TEventID id = GetTPipePtr()->AllocEventID<HardEvent::MTE2_V>();
         SetFlag<HardEvent::MTE2_V>(id);
         return id;
     }
+#endif
 
     // Core 0: dgamma = its own accumulation + every other core's workspace row, chunk by chunk.
     // It leaves from VECOUT: acc_; for split rows without it, whose sum starts as core 0's row
@@ -1352,7 +1320,6 @@ private:
     TBuf<TPosition::VECCALC> red_;
     TBuf<TPosition::VECCALC> rowVec_;
     TBuf<TPosition::VECOUT> stage_;
-    TBuf<TPosition::VECOUT> sync_;  // 310P: the soft SyncAll's zeros (stored: VECOUT), then its ubWorkspace
     TBuf<TPosition::VECOUT> sums_;  // slices: this core's part of every row's sum
     TBuf<TPosition::VECCALC> sliceAcc_;  // slices: dgamma's terms, a step's rows
     TBuf<TPosition::VECCALC> held_;      // slices: the held steps' x and dy as float
@@ -1364,7 +1331,6 @@ private:
     GlobalTensor<G> gammaGm_;
     GlobalTensor<G> dgammaGm_;
     GlobalTensor<float> wsGm_;
-    GlobalTensor<int32_t> syncGm_;  // 310P: the soft SyncAll's counters
     GlobalTensor<T> xAll_;  // column mode: every row, for ColumnDgamma
     GlobalTensor<T> dyAll_;
     GlobalTensor<float> rstdAll_;

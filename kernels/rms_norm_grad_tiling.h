@@ -33,9 +33,6 @@ struct AirfuseRmsNormGradTilingData {
     // splitAcc with each row's x and dy tiles whole in UB (two buffers; rowStride the row's): only
     // the float work and dx go by chunks, x and dy are read once.
     uint32_t rowResident;
-    // No hardware SyncAll (310P) with partial rows: bytes of the soft SyncAll's counters at the user
-    // workspace's start (GetBlockNum() * 32, zeroed by every core first; the partial rows follow); 0: none.
-    uint32_t softSyncBytes;
     // 910B resident rows with half/bf16 gamma: bytes of gamma's own stage, so it loads after the
     // first step's rows; 0: staged in the float work and loaded first (float gamma loads late
     // into its float buffer either way).

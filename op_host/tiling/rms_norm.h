@@ -347,33 +347,6 @@ inline ColumnSplit SplitColumns(uint64_t rows, uint32_t cols, uint32_t s, uint32
     return {cores, width, uint32_t(step)};
 }
 
-// AirfuseRmsNormGrad on a chip with only the soft SyncAll (310P): each core leaves its partial
-// dgamma row in the workspace and, after SyncAll(gm, ub), sums a slice of columns of all of them
-// (kernels/rms_norm_grad.cpp SpreadReduce), so x and dy are read once where the column split
-// (SplitColumns) reads them twice. Its counters sit at the workspace's start, GetBlockNum() * 32
-// bytes that every core zeroes at its start (op_host has no zeroed workspace): that is safe only
-// if every core's zeroing lands before any core counts, which the twin checks against an assumed
-// start skew of the cores (twin/README.md; 2000 cycles, at 310P's modelled 25.5 B/cycle per core
-// of 8 ~51 KB of GM traffic). So every core must move at least kSoftSyncMinCoreBytes of x, dy and
-// dx before it counts, with all cores given rows (block_dim = the rows' cores). It is also the
-// faster way only from kSoftSyncFasterCoreBytes a core on, where the column split's second read
-// of x and dy outweighs the SyncAll and the spread sum (benchmarks/kernel_time.py, 310P3 float16,
-// column split -> soft SyncAll: 128 x 4096 25.97 -> 21.76 us at 384 KB a core; but at 96 KB a
-// core 128 x 1024 8.06 -> 8.56 us, 16 x 8192 8.40 -> 11.48 us and, with the Gathered row
-// scalars, 1024 x 128 8.05 -> 8.41 us). Also: columns whole 32 B blocks of x and dgamma (slices
-// stored as whole blocks). Returns the counters' bytes, or 0. The caller also needs the partial
-// rows in UB (resident rows, or split rows summing theirs there: splitAcc; else they would go
-// through GM row by row) and UB for the counters' buffer.
-constexpr uint64_t kSoftSyncMinCoreBytes = 64u << 10, kSoftSyncFasterCoreBytes = 128u << 10;
-static_assert(kSoftSyncFasterCoreBytes >= kSoftSyncMinCoreBytes, "where the soft SyncAll pays, its zeroing must be safe");
-
-inline uint32_t SoftSyncBytes(uint64_t rows, uint32_t cols, uint32_t s, uint32_t g, bool natural, uint32_t rowCores, uint32_t blockDim) {
-    uint32_t unit = 32 / (s < g ? s : g);
-    if (rowCores < 2 || rowCores != blockDim || natural || cols % unit != 0) return 0;
-    uint64_t coreBytes = rows / rowCores * cols * s * 3;
-    return coreBytes < kSoftSyncFasterCoreBytes ? 0 : blockDim * 32;
-}
-
 // AirfuseRmsNormGrad on 910B with few rows a core: each core takes a slice of columns of every
 // row (kernels/rms_norm_grad.cpp ProcessSlices) instead of whole rows. A row's sum then has a part
 // on every core: each core stores its parts (4 bytes a row) and after one SyncAll reads every
@@ -562,12 +535,16 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
         if (chunk < cols) return b + 2 * detail::R32(f * 4) + buf * detail::R32(f * g);
         return b + (s == 4 ? 1 : 2) * detail::R32(uint64_t(rpl) * stride * 4) + detail::R32(f * 4) + rowVecBytes(rpl, chunk, stride);
     };
-    // Without a hardware SyncAll (310P) the cores sum each other's partial dgamma rows only after
-    // the soft SyncAll, whose counters every core zeroes at its start (SoftSyncBytes: when that is
-    // safe and pays); else the cores split dgamma by columns (SplitColumns), or one core does
-    // everything. With either SyncAll, split rows sum theirs in UB (splitAcc below) or, when that
-    // does not fit, take the column split: their partial rows would go through GM row by row
-    // (benchmarks/kernel_time.py: 910B2 16384 x 16384 bf16 2.89 -> 2.35 x the roofline).
+    // 310P has no hardware SyncAll, and its software SyncAll(gm, ub, usedCores) counts on GM
+    // counters that must be zero before any core arrives ([ADK] impl/basic_api/dav_m200/
+    // kernel_operator_sync_impl.h SoftSyncAllImpl adds to whatever the counter holds; SyncAll.md
+    // asks for a zeroed region), which op_host cannot provide (no zeroed workspace) and a kernel
+    // cannot provide without the very cross-core ordering it is for. Its atomic add on GM copies
+    // (dav_m200 kernel_operator_set_atomic_impl.h: float/half) would need dgamma zeroed first, the
+    // same dependency. So on 310P the cores split dgamma by columns (SplitColumns: no cross-core
+    // dependency), or one core does everything. On 910B split rows sum theirs in UB (splitAcc
+    // below) or, when that does not fit, take the column split: their partial rows would go
+    // through GM row by row.
     uint32_t rowCores;
     detail::Plan p = detail::PlanRows(op, chip, rows, cols, e, forceBlockDim, minRows, bytes, res, rowCores);
     if (!res.ok()) return res;
@@ -587,16 +564,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // cost a little (16384 x 128: 8.45 -> 8.50 us). 310P keeps its steps (its column split sizes by them).
     uint64_t perCore = CeilDiv(rows, rowCores), steps = CeilDiv(perCore, p.rowsPerLoop);
     if (chip.hardSyncAll && p.chunk == cols && steps > 1 && steps <= kStepsPerCore) p.rowsPerLoop = uint32_t(CeilDiv(perCore, steps));
-    // 310P: the soft SyncAll's counters where it is safe and pays (SoftSyncBytes), before the UB
-    // plans below leave room for their buffer. Split rows need kSoftSyncMinSplitRows a core: with
-    // two, the SyncAll and the spread sum cost more than the column split's second read
-    // (benchmarks/kernel_time.py, 310P3 float16, column split -> soft SyncAll: 16 x 16384 18.10 ->
-    // 19.24 us, 16 x 24576 26.29 -> 28.18; three a core: 24 x 16384 25.59 -> 23.91, 24 x 12288
-    // 21.12 -> 19.39, 24 x 32768 49.37 -> 50.82; four: 32 x 16384 33.07 -> 28.57).
-    constexpr uint64_t kSoftSyncMinSplitRows = 3;
-    bool fewSplitRows = p.chunk < cols && rows / rowCores < kSoftSyncMinSplitRows;
-    uint32_t counters = chip.hardSyncAll || fewSplitRows ? 0 : detail::SoftSyncBytes(rows, cols, s, g, natural, rowCores, res.blockDim);
-    // Split rows with a SyncAll (910B's, or 310P's soft one): their dgamma terms summed in a float32
+    // Split rows with a SyncAll (910B): their dgamma terms summed in a float32
     // row of UB, and gamma kept whole instead of a queue of chunks, when that fits with chunks of
     // at least kMinSplitAccChunk: the rows' second read comes from L2, where the column split read
     // x and dy again from HBM (benchmarks/kernel_time.py, 910B2 bf16 4096 x 16384: 2.370 -> 1.517
@@ -609,8 +577,8 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     // chunks (benchmarks/kernel_time.py, 910B2 bf16 384 x 8192: one buffer 20.02 us, chunks read
     // twice 17.72 us, rowResident see benchmarks/results/README.md).
     bool splitAcc = false, rowResident = false, gammaFloat = false;
-    if ((chip.hardSyncAll || counters) && (p.chunk < cols || (p.bufferNum == 1 && p.rowsPerLoop == 1 && rows > rowCores))) {
-        uint64_t ub = chip.ubBytes - counters;
+    if (chip.hardSyncAll && (p.chunk < cols || (p.bufferNum == 1 && p.rowsPerLoop == 1 && rows > rowCores))) {
+        uint64_t ub = chip.ubBytes;
         uint32_t stride = uint32_t(RoundUp(cols, e));
         // gamma's row in UB: float32 (`asFloat`: float gamma, or half/bf16 cast once) or its dtype,
         // then gamma's float chunk buffer unless the row is float, acc_, a_ and b_, red_.
@@ -658,12 +626,8 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
             rowResident = gammaFloat = false;
         }
     }
-    // 310P with the soft SyncAll: partial rows of UB (resident rows' or splitAcc's, whose plan left
-    // room for the counters' buffer), summed by slices of columns after it.
-    bool partialsInUb = splitAcc || (p.chunk == cols && bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride) + counters <= chip.ubBytes);
-    uint32_t softSyncBytes = partialsInUb ? counters : 0;
     detail::ColumnSplit split{};
-    if (!softSyncBytes && (!chip.hardSyncAll || (p.chunk < cols && !splitAcc))) {
+    if (!chip.hardSyncAll || (p.chunk < cols && !splitAcc)) {
         uint64_t used = bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride);
         split = detail::SplitColumns(rows, cols, s, g, p, forceBlockDim ? forceBlockDim : chip.vectorCores, chip.ubBytes - used);
         if (split.cores == 0 && !chip.hardSyncAll) {
@@ -680,7 +644,7 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     }
     // 310P: partial rows start 32 B-aligned and hold the row's windowed layout.
     uint32_t wsStride = aligned ? uint32_t(RoundUp(cols, e)) : cols;
-    res.workspaceBytes = split.cores ? 0 : softSyncBytes + uint64_t(rowCores) * wsStride * sizeof(float);
+    res.workspaceBytes = split.cores ? 0 : uint64_t(rowCores) * wsStride * sizeof(float);
     *out = AirfuseRmsNormGradTilingData{};
     detail::FillRowFields(out, rows, cols, p, rowCores, aligned, s);
     out->usedCores = rowCores;
@@ -694,7 +658,6 @@ inline Result RmsNormGrad(const ChipInfo& chip, uint64_t rows, uint32_t cols, DT
     out->splitAcc = splitAcc;
     out->rowVecBytes = rowVecBytes(p.rowsPerLoop, p.chunk, p.rowStride);
     out->rowResident = rowResident;
-    out->softSyncBytes = softSyncBytes;
     out->gammaFloat = gammaFloat;
     // 910B resident rows, half/bf16 gamma: its own stage when UB the plan leaves holds it, so it
     // loads after the first step's rows (kernels/rms_norm_grad.cpp ProcessResident); a plan is

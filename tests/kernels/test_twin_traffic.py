@@ -91,13 +91,11 @@ def test_each_byte_moves_once(chip, rows, cols, dtype, gamma_dtype):
         assert run.bytes_written == n * s + cols * g
     else:
         # Partial dgamma rows: every core's when the cores sum a slice of columns each (pieces of
-        # 8 float columns per core fit the float buffer: rms_norm_grad.cpp Spread; 310P after the
-        # soft SyncAll, whose counters, 32 B a core, every core zeroes), else those of cores 1.. for core 0.
+        # 8 float columns per core fit the float buffer: rms_norm_grad.cpp Spread; 910B only, 310P
+        # has one core here), else those of cores 1.. for core 0.
+        assert chip != "Ascend310P3" or bd == 1
         spread = bd > 1 and _piece_cols(chip, rows, cols, dtype, gamma_dtype) > 0
         partials = (bd if spread else bd - 1) * cols * 4
-        counters = tiling_field(twin.tiling("rms_norm_grad", chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[gamma_dtype], 0).data,
-                                "rms_norm_grad", "softSyncBytes")
-        assert counters == (bd * 32 if chip == "Ascend310P3" and bd > 1 else 0)
         # Rows split in chunks read x and dy a second time (from L2 in the cost model), unless each
         # row's x and dy stay whole in UB (rowResident: only the float work goes by chunks).
         chunk, row_resident = _chunk(chip, rows, cols, dtype, gamma_dtype)
@@ -105,7 +103,7 @@ def test_each_byte_moves_once(chip, rows, cols, dtype, gamma_dtype):
         exact = reads * n * s + rows * 4 + bd * cols * g + partials
         slack = 32 * _batches(chip, rows, cols, dtype, gamma_dtype) if chip == "Ascend310P3" else 0  # 310P: rstd as whole 32 B blocks
         assert exact <= run.bytes_read <= exact + slack
-        assert run.bytes_written == n * s + cols * g + partials + bd * counters  # each core zeroes every counter
+        assert run.bytes_written == n * s + cols * g + partials
 
     run = twin.add(x, dy, chip=chip)
     assert (run.bytes_read, run.bytes_written) == (2 * n * s, n * s)
