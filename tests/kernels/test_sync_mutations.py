@@ -84,7 +84,9 @@ KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 def redundant_key(site):
     """The REDUNDANT key marked on the source line of a "file:line" sync site, or None."""
     name, line = site.rsplit(":", 1)
-    text = (KERNELS / name).read_text().splitlines()[int(line) - 1]
+    paths = list(KERNELS.rglob(name))  # the twin names a site by its file's base name (kernels/ or an op's folder, kernels/rms_norm/)
+    assert len(paths) == 1, f"{name}: {paths}"
+    text = paths[0].read_text().splitlines()[int(line) - 1]
     return text.split(REDUNDANT_MARKER, 1)[1].strip() if REDUNDANT_MARKER in text else None
 
 
