@@ -71,7 +71,7 @@ def library() -> ctypes.CDLL:
     lib.twin_launch.argtypes = [p, ctypes.c_char_p, ctypes.c_char_p, u32, ctypes.c_int, ctypes.POINTER(p),
                                 ctypes.POINTER(u64), ctypes.POINTER(ctypes.c_char_p), ctypes.c_int,
                                 ctypes.POINTER(u64), ctypes.POINTER(u64), ctypes.c_char_p, ctypes.c_int]
-    tail = [p, ctypes.POINTER(u32), ctypes.POINTER(u64), ctypes.c_char_p, ctypes.c_int]
+    tail = [p, ctypes.POINTER(u32), ctypes.POINTER(u64), ctypes.POINTER(u32), ctypes.POINTER(u64), ctypes.c_char_p, ctypes.c_int]
     lib.twin_tiling_rms_norm.argtypes = [ctypes.c_char_p, u64, u32, i32, i32, ctypes.c_float, u32, *tail]
     lib.twin_tiling_add_rms_norm.argtypes = [ctypes.c_char_p, u64, u32, i32, i32, ctypes.c_float, u32, *tail]
     lib.twin_tiling_rms_norm_grad.argtypes = [ctypes.c_char_p, u64, u32, i32, i32, u32, *tail]
@@ -81,6 +81,7 @@ def library() -> ctypes.CDLL:
                                      i32, ctypes.c_char_p, u32, *tail]
     lib.twin_tiling_size.argtypes = [ctypes.c_char_p]
     lib.twin_tiling_size.restype = u32
+    lib.twin_set_tiling_key.argtypes = [u64]
     lib.twin_sync_sites.argtypes = [ctypes.c_char_p, ctypes.c_int]
     lib.twin_disable_sync_site.argtypes = [ctypes.c_char_p]
     lib.twin_last_cost.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.c_int]
@@ -94,19 +95,27 @@ class Tiling:
     data: ctypes.Array
     block_dim: int
     workspace_bytes: int  # the chip's system workspace, then the kernel's (as aclnnXxxGetWorkspaceSize)
+    tiling_key: int = 0  # op_host's SetTilingKey: which of the kernel's TILING_KEY_IS branches runs
 
 
 def tiling(kind: str, chip: str, *args) -> Tiling:
     """The op_host tiling core's answer for op ``kind`` (rms_norm, rms_norm_grad, add_rms_norm, add, rope)."""
     lib = library()
     data = ctypes.create_string_buffer(lib.twin_tiling_size(kind.encode()))
-    block_dim, workspace = ctypes.c_uint32(), ctypes.c_uint64()
+    block_dim, workspace, size, key = ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint32(), ctypes.c_uint64()
     err = ctypes.create_string_buffer(_ERR_LEN)
     fn = getattr(lib, f"twin_tiling_{kind}")
     _check_fits(f"twin tiling {kind}", args, fn.argtypes[1 : 1 + len(args)])
-    if fn(chip.encode(), *args, data, ctypes.byref(block_dim), ctypes.byref(workspace), err, _ERR_LEN):
+    if fn(chip.encode(), *args, data, *map(ctypes.byref, (block_dim, workspace, size, key)), err, _ERR_LEN):
         raise TwinError(err.value.decode())
-    return Tiling(data, block_dim.value, workspace.value)
+    return _tiling_of(data, size.value, block_dim.value, workspace.value, key.value)
+
+
+def _tiling_of(data, size: int, block_dim: int, workspace: int, key: int) -> Tiling:
+    """The tiling struct written (``size`` bytes of ``data``: an op with a struct per strategy writes its strategy's)."""
+    written = ctypes.create_string_buffer(size)
+    ctypes.memmove(written, data, size)
+    return Tiling(written, block_dim, workspace, key)
 
 
 _INT_RANGE = {ctypes.c_uint32: (0, 2**32 - 1), ctypes.c_uint64: (0, 2**64 - 1), ctypes.c_int32: (-(2**31), 2**31 - 1)}
@@ -154,6 +163,7 @@ def launch(symbol: str, gm: list[tuple[str, torch.Tensor | None]], tile: Tiling,
     n = len(names)
     read, written = ctypes.c_uint64(), ctypes.c_uint64()
     err = ctypes.create_string_buffer(_ERR_LEN)
+    lib.twin_set_tiling_key(tile.tiling_key)
     rc = lib.twin_launch(fn, symbol.encode(), chip.encode(), tile.block_dim, n, (ctypes.c_void_p * n)(*ptrs),
                          (ctypes.c_uint64 * n)(*sizes), (ctypes.c_char_p * n)(*[s.encode() for s in names]),
                          int(count_only), ctypes.byref(read), ctypes.byref(written), err, _ERR_LEN)
@@ -309,12 +319,12 @@ def act_tiling(op, chip: str, rows: int, cols: int, dtype, approximate: int = 0,
     """The tiling core's answer for activation op ``op`` (an OpDefinition) over ``rows`` x ``cols``."""
     lib = library()
     data = ctypes.create_string_buffer(lib.twin_tiling_size(b"act"))
-    bd, workspace = ctypes.c_uint32(), ctypes.c_uint64()
+    bd, workspace, size, key = ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint32(), ctypes.c_uint64()
     err = ctypes.create_string_buffer(_ERR_LEN)
     if lib.twin_tiling_act(chip.encode(), op.ir_base_name.encode(), rows, cols, GE_DTYPE[dtype], approximate, block_dim, data,
-                           ctypes.byref(bd), ctypes.byref(workspace), err, _ERR_LEN):
+                           *map(ctypes.byref, (bd, workspace, size, key)), err, _ERR_LEN):
         raise TwinError(err.value.decode())
-    return Tiling(data, bd.value, workspace.value)
+    return _tiling_of(data, size.value, bd.value, workspace.value, key.value)
 
 
 def _run_act(op, inputs: dict, out_shapes: dict, rows: int, cols: int, approximate: int, chip, block_dim, count_only) -> Launch:

@@ -37,9 +37,19 @@ inline tiling::DType DTypeOf(gert::TilingContext* ctx, size_t input) {
     return tiling::DType(int32_t(ctx->GetInputDesc(input)->GetDataType()));
 }
 
+// The tiling struct of the strategy chosen, into the context's tiling buffer; false when the
+// buffer is smaller than the struct (GetTilingData<T> gives nullptr).
+template <typename T> inline bool WriteTiling(gert::TilingContext* ctx, const T& data) {
+    T* out = ctx->GetTilingData<T>();
+    if (out == nullptr) return false;
+    *out = data;
+    return true;
+}
+
 inline ge::graphStatus Finish(gert::TilingContext* ctx, const tiling::Result& r, bool syncAll) {
     if (!r.ok()) return ge::GRAPH_FAILED;
     ctx->SetBlockDim(r.blockDim);
+    ctx->SetTilingKey(r.tilingKey);
     if (syncAll) ctx->SetScheduleMode(1);  // SyncAll needs every block resident at once
     ctx->GetWorkspaceSizes(1)[0] = r.workspaceBytes + LibApiWorkspace(ctx);
     return ge::GRAPH_SUCCESS;

@@ -2,19 +2,23 @@
 // IR: inputs dy, x, rstd, gamma; outputs dx (x's dtype and shape), dgamma (gamma's dtype and shape).
 #include "adapter_common.h"
 #include "opdef_common.h"
-#include "tiling/rms_norm.h"
+#include "tiling/rms_norm_grad.h"
 
 namespace optiling {
 static ge::graphStatus AirfuseRmsNormGradTiling(gert::TilingContext* ctx) {
     airfuse::ChipInfo chip;
     if (!airfuse::adapter::ChipFromPlatform(ctx, chip)) return ge::GRAPH_FAILED;
-    auto* tilingData = ctx->GetTilingData<AirfuseRmsNormGradTilingData>();
-    if (tilingData == nullptr) return ge::GRAPH_FAILED;  // the op's tiling buffer is smaller than the struct
     uint64_t rows;
     uint32_t cols;
     airfuse::adapter::RowsCols(ctx->GetInputShape(1)->GetStorageShape(), rows, cols);
+    airfuse::tiling::RmsNormGradTilings tilings;
     auto r = airfuse::tiling::RmsNormGrad(chip, rows, cols, airfuse::adapter::DTypeOf(ctx, 1), airfuse::adapter::DTypeOf(ctx, 3),
-                                          tilingData);
+                                          &tilings);
+    if (!r.ok()) return ge::GRAPH_FAILED;
+    // The chosen strategy's struct (a tiling buffer smaller than it fails the op).
+    bool written = r.tilingKey == kRmsNormGradSlicesKey ? airfuse::adapter::WriteTiling(ctx, tilings.slices)
+                                                       : airfuse::adapter::WriteTiling(ctx, tilings.rows);
+    if (!written) return ge::GRAPH_FAILED;
     return airfuse::adapter::Finish(ctx, r, r.blockDim > 1);
 }
 }  // namespace optiling

@@ -15,7 +15,7 @@ endif()
 set(_proj ${CMAKE_BINARY_DIR}/cann_project)
 set(_json ${CMAKE_BINARY_DIR}/airfuse_ops.json)
 set(_stamp ${CMAKE_BINARY_DIR}/cann_package.stamp)
-file(GLOB _kernel_srcs ${CMAKE_SOURCE_DIR}/kernels/*.cpp ${CMAKE_SOURCE_DIR}/kernels/*.h)
+file(GLOB _kernel_srcs ${CMAKE_SOURCE_DIR}/kernels/*.cpp ${CMAKE_SOURCE_DIR}/kernels/*.h ${CMAKE_SOURCE_DIR}/kernels/*/*.h)
 file(GLOB _host_srcs ${CMAKE_SOURCE_DIR}/op_host/*.cpp ${CMAKE_SOURCE_DIR}/op_host/*.h ${CMAKE_SOURCE_DIR}/op_host/tiling/*.h)
 
 add_custom_command(

@@ -24,6 +24,7 @@ struct Result {
     std::string error;        // empty on success; otherwise names the op, argument and expectation
     uint32_t blockDim = 0;
     uint64_t workspaceBytes = 0;  // user workspace; the system part (ChipInfo) comes before it
+    uint64_t tilingKey = 0;       // the kernel's TILING_KEY_IS branch, for an op with several strategies
     bool ok() const { return error.empty(); }
 };
 

@@ -31,6 +31,7 @@ def standin():
     lib.standin_infer.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
     lib.standin_tiling.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_char_p,
                                    ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint32] + [ctypes.c_void_p] * 4
+    lib.standin_tiling_key.restype = ctypes.c_uint64
     return lib
 
 
@@ -141,7 +142,7 @@ def test_infer_shape_and_dtype_match_the_fake_impl(op, shape, standin):
         assert out.value.decode() == _spec(fake).decode()
 
 
-TILING_CASES = [("rms_norm", (4096, 4096)), ("rms_norm", (1, 65536)), ("rms_norm_backward", (200, 300)),
+TILING_CASES = [("rms_norm", (4096, 4096)), ("rms_norm", (1, 65536)), ("rms_norm_backward", (200, 300)), ("rms_norm_backward", (128, 4096)),
                 ("rms_norm_backward", (16384, 8192)), ("add", (128, 4096)), ("add_rms_norm", (4096, 4096)),
                 ("add_rms_norm", (3, 14336)), ("add_rms_norm", (40000, 3)), ("rope", (2, 32, 4096, 128)), ("rope_backward", (4, 7, 64)),
                 ("silu_mul", (4, 11008)), ("silu_mul_backward", (1, 7)), ("swiglu", (2, 13824)), ("swiglu_backward", (4096, 14336)),
@@ -190,6 +191,7 @@ def test_cann_tiling_adapter_equals_the_twin_tiling(name, shape, chip, soc, core
             gated = name.startswith("swiglu")
             tile = twin.act_tiling(op, chip, rows if gated else 1, cols if gated else rows * cols, combo[op.inputs[0].name])
         assert buf.raw[: size.value] == tile.data.raw
+        assert standin.standin_tiling_key() == tile.tiling_key  # SetTilingKey: the kernel's TILING_KEY_IS branch
         assert bd.value == tile.block_dim
         assert ws.value == tile.workspace_bytes  # both include the chip's system workspace
         assert mode.value == (1 if name == "rms_norm_backward" and tile.block_dim > 1 else 0)

@@ -23,9 +23,8 @@ B2, B3, P3 = "Ascend910B2", "Ascend910B3", "Ascend310P3"
 # the gradient's vector per-row scalars (no MTE2 -> S wait) with gamma loaded after the rows. (35, 512) and (94, 512) on
 # one 310P core: a 3-row last step of the vector rstd, its stage into the next slot's block; (4099, 16):
 # more rows than UB leaves for a stage of all of them, so it is flushed between steps; (1376, 128) on
-# 310P: partial dgamma rows after the soft SyncAll, whose counters every core zeroes first, and
-# Gathered row scalars with a short last step; (24, 8192) float32 on 310P: rows whole in UB, their
-# float work and dgamma terms by chunks (splitAcc, rowResident) before the soft SyncAll. (6, 12288)
+# 310P: dgamma by columns after Gathered row scalars with a short last step; (24, 8192) float32 on
+# 310P: rows that fit once on one buffer, dgamma by columns. (6, 12288)
 # float16 with float32 gamma on one 910B core: resident rows whose y has two buffers (no
 # gammaFloatRow), so a row's rstd buffer may still be storing when the scalar unit writes it.
 # (512, 128) bfloat16 on 32 910B cores and (48, 1024) on 16: one resident step a core in row
@@ -85,7 +84,9 @@ KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 def redundant_key(site):
     """The REDUNDANT key marked on the source line of a "file:line" sync site, or None."""
     name, line = site.rsplit(":", 1)
-    text = (KERNELS / name).read_text().splitlines()[int(line) - 1]
+    paths = list(KERNELS.rglob(name))  # the twin names a site by its file's base name (kernels/ or an op's folder, kernels/rms_norm/)
+    assert len(paths) == 1, f"{name}: {paths}"
+    text = paths[0].read_text().splitlines()[int(line) - 1]
     return text.split(REDUNDANT_MARKER, 1)[1].strip() if REDUNDANT_MARKER in text else None
 
 

@@ -44,7 +44,8 @@ def randn(shape, dtype, gen):
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 # The header of each tiling kind (airfuse.twin.tiling's kinds, and act's): the struct its kernel reads.
-TILING_HEADERS = {"rms_norm": "rms_norm_tiling.h", "add_rms_norm": "rms_norm_tiling.h", "rms_norm_grad": "rms_norm_grad_tiling.h",
+TILING_HEADERS = {"rms_norm": "rms_norm_tiling.h", "add_rms_norm": "rms_norm_tiling.h", "rms_norm_grad": "rms_norm/grad_rows_tiling.h",
+                  "rms_norm_grad_slices": "rms_norm/grad_slices_tiling.h",
                   "add": "add_tiling.h", "act": "act_tiling.h", "rope": "rope_tiling.h"}
 _FIELD = re.compile(r"^\s*(uint64_t|uint32_t|float)\s+(\w+)(?:\[(\w+)\])?;", re.M)
 _FORMAT = {"uint64_t": "Q", "uint32_t": "I", "float": "f"}
@@ -65,6 +66,15 @@ def tiling_layout(kind):
         fields[name] = (at, f"<{n}{_FORMAT[c_type]}")
         at, widest = at + n * size, max(widest, size)
     return fields, -(-at // widest) * widest
+
+
+# rms_norm_grad's tiling key for slices of columns (its tiling then writes the slices' struct).
+GRAD_SLICES_KEY = int(re.search(r"kRmsNormGradSlicesKey = (\d+);", (KERNELS / TILING_HEADERS["rms_norm_grad_slices"]).read_text()).group(1))
+
+
+def slices_field(tile, name):
+    """Field `name` of rms_norm_grad's slices struct when its tiling took slices of columns, else 0."""
+    return tiling_field(tile.data, "rms_norm_grad_slices", name) if tile.tiling_key == GRAD_SLICES_KEY else 0
 
 
 def tiling_field(data, kind, name):

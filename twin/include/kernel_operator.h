@@ -28,9 +28,17 @@ void RegisterTiling(const char* type);
 void ReadTiling(void* dst, const uint8_t* tiling, uint64_t bytes, const char* type);
 }
 
+// Tiling keys (kernel_utils_macros.h): op_host's SetTilingKey chooses which branch of a kernel
+// runs; CPU debug keeps the key in g_tilingKey, set before a launch (ICPU_SET_TILING_KEY; the
+// twin's twin_set_tiling_key).
+extern uint64_t g_tilingKey;
+#define TILING_KEY_VAR g_tilingKey
+#define TILING_KEY_IS(k) (TILING_KEY_VAR == (k))
+
 // A standard C++ tiling struct must be registered before it is read (REGISTER_TILING_DEFAULT.md);
 // then it is a plain struct copied from the GM tiling buffer.
 #define REGISTER_TILING_DEFAULT(Type) twin::RegisterTiling(#Type)
+#define REGISTER_TILING_FOR_TILINGKEY(expression, Type) twin::RegisterTiling(#Type)
 #define GET_TILING_DATA_WITH_STRUCT(Type, var, tiling) \
     Type var;                                          \
     twin::ReadTiling(&var, (tiling), sizeof(Type), #Type)

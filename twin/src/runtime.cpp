@@ -8,6 +8,8 @@
 #include <thread>
 #include "kernel_operator.h"
 
+uint64_t g_tilingKey = 0;  // CPU debug's (asc-tools cpudebug regfwk), read by TILING_KEY_IS
+
 namespace twin {
 namespace {
 thread_local Core* tCore = nullptr;
@@ -118,13 +120,14 @@ uint8_t* UserWorkspace(uint8_t* workspace) {
                         : "the launch has no workspace; pass one of the size the tiling reports (system + user)");
 }
 
-void RegisterTiling(const char* type) { Cur().tilingType = type; }
+void RegisterTiling(const char* type) { Cur().tilingTypes.insert(type); }
 
 void ReadTiling(void* dst, const uint8_t* tiling, uint64_t bytes, const char* type) {
     Core& c = Cur();
-    if (!c.tilingType || std::strcmp(c.tilingType, type) != 0)
-        Fail("GET_TILING_DATA_WITH_STRUCT", Fmt("the tiling struct %s was not registered with REGISTER_TILING_DEFAULT: CANN would not "
-                                                "know the kernel's tiling is a standard C++ struct, nor how to parse it",
+    if (!c.tilingTypes.count(type))
+        Fail("GET_TILING_DATA_WITH_STRUCT", Fmt("the tiling struct %s was not registered with REGISTER_TILING_DEFAULT or "
+                                                "REGISTER_TILING_FOR_TILINGKEY: CANN would not know the kernel's tiling is a standard "
+                                                "C++ struct, nor how to parse it",
                                                 type));
     const GmBuffer& g = CheckGm("GET_TILING_DATA", tiling, bytes);
     if (g.name != "tiling") Fail("GET_TILING_DATA", Fmt("reads from '%s', not the tiling buffer", g.name.c_str()));
@@ -677,6 +680,10 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
         return CopyErr(err, errLen, twin::Fmt("the twin could not run the launch: %s", ex.what())), 1;
     }
 }
+
+// The tiling key of the following launches (CPU debug's ICPU_SET_TILING_KEY, which sets the
+// g_tilingKey TILING_KEY_IS reads): the key op_host's tiling set with SetTilingKey.
+extern "C" void twin_set_tiling_key(uint64_t key) { g_tilingKey = key; }
 
 // Mutation test: the SetFlag (with the WaitFlag that consumes it) or PipeBarrier called at
 // "file:line" is skipped in the following launches; "" restores every site.

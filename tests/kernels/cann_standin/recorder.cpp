@@ -194,6 +194,10 @@ int standin_infer(const char* op, const char* inputs, const char* attrs, char* o
     return 0;
 }
 
+// The tiling key the last successful standin_tiling call set (SetTilingKey; 0 if none).
+static uint64_t gLastTilingKey = 0;
+uint64_t standin_tiling_key() { return gLastTilingKey; }
+
 // The op's tiling adapter on the given inputs and attrs (see FillAttrs); returns 1 when it fails.
 int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, const char* attrs, uint8_t* tiling,
                    uint32_t cap, uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode) {
@@ -213,6 +217,7 @@ int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const c
     *blockDim = ctx.blockDim;
     *workspace = ctx.workspace[0];
     *scheduleMode = ctx.scheduleMode;
+    gLastTilingKey = ctx.tilingKey;
     return 0;
 }
 

@@ -29,6 +29,8 @@ int twin_launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim
                 const char** names, int countOnly, uint64_t* bytesRead, uint64_t* bytesWritten, char* err, int errLen);
 int standin_tiling(const char* op, int soc, uint32_t cores, uint64_t ub, const char* inputs, const char* attrs, uint8_t* tiling,
                    uint32_t cap, uint32_t* tilingSize, uint32_t* blockDim, uint64_t* workspace, uint32_t* scheduleMode);
+uint64_t standin_tiling_key();
+void twin_set_tiling_key(uint64_t key);
 int standin_infer(const char* op, const char* inputs, const char* attrs, char* out, int outLen);
 }
 
@@ -72,6 +74,7 @@ struct Executor {
     std::vector<uint8_t> tiling;
     uint32_t blockDim;
     uint64_t workspace;
+    uint64_t tilingKey;  // op_host's SetTilingKey: the kernel branch the launch runs
 };
 
 struct Call {
@@ -152,7 +155,7 @@ aclnnStatus Prepare(const OpSpec& spec, std::vector<const aclTensor*> tensors, c
     if (!workspaceSize || !executor) return Fail(kParamNull, op + ": workspaceSize or executor is null");
     const Chip* chip = CurrentChip();
     if (!chip) return Fail(kParamInvalid, op + ": EMULATED_NPU_SOC names no emulated chip");
-    auto* ex = new Executor{&spec, chip, {}, {}, 0, 0};
+    auto* ex = new Executor{&spec, chip, {}, {}, 0, 0, 0};
     for (size_t i = 0; i < tensors.size(); ++i) {
         const char* name = i < spec.inputs.size() ? spec.inputs[i] : spec.outputs[i - spec.inputs.size()];
         const aclTensor* t = tensors[i];
@@ -186,6 +189,7 @@ aclnnStatus Prepare(const OpSpec& spec, std::vector<const aclTensor*> tensors, c
         return Fail(kTiling, op + ": op_host's tiling refused inputs " + inputs + " (shape:aclDataType) on " + chip->name);
     }
     ex->tiling.resize(tilingSize);
+    ex->tilingKey = standin_tiling_key();
     *workspaceSize = ex->workspace;
     *executor = reinterpret_cast<aclOpExecutor*>(ex);
     std::lock_guard<std::mutex> lock(gMutex);
@@ -268,6 +272,7 @@ aclnnStatus Run(const OpSpec& spec, void* workspace, uint64_t workspaceSize, acl
     names.push_back("tiling");
     char err[1024] = {0};
     uint64_t read = 0, written = 0;
+    twin_set_tiling_key(ex->tilingKey);
     if (twin_launch(fn, symbol.c_str(), ex->chip->name, ex->blockDim, int(args.size()), args.data(), sizes.data(), names.data(), 0, &read,
                     &written, err, sizeof err) != 0)
         return Fail(kRuntime, op + ": the kernel failed on the twin: " + err);

@@ -79,7 +79,7 @@ struct Core {
     std::vector<QueueBase*> queues;
     void* tpipe = nullptr;        // the kernel's TPipe (GetTPipePtr)
     int kernelType = kKernelTypeUnset;
-    const char* tilingType = nullptr;  // REGISTER_TILING_DEFAULT's struct
+    std::set<std::string> tilingTypes;  // the structs REGISTER_TILING_DEFAULT / REGISTER_TILING_FOR_TILINGKEY named
     SyncState sync;
     CoreCost cost;
     std::set<std::pair<const char*, int>> sitesSeen;  // SetFlag/PipeBarrier call sites run

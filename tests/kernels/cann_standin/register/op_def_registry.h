@@ -117,6 +117,7 @@ public:
     size_t tilingCapacity = 0;  // the compiled maximum tiling size
     uint32_t blockDim = 0;
     uint32_t scheduleMode = 0;
+    uint64_t tilingKey = 0;
     size_t workspace[1] = {0};
 
     const StorageShape* GetInputShape(size_t i) const { return i < inputShapes.size() ? &inputShapes[i] : nullptr; }
@@ -131,6 +132,7 @@ public:
     }
     void SetBlockDim(uint32_t n) { blockDim = n; }
     void SetScheduleMode(uint32_t m) { scheduleMode = m; }
+    void SetTilingKey(uint64_t k) { tilingKey = k; }
     size_t* GetWorkspaceSizes(size_t) { return workspace; }
 };
 
