@@ -33,7 +33,7 @@ foreach(chip ${AIRFUSE_OPBUILD_CHIPS})
   set_source_files_properties(${_wrappers} PROPERTIES COMPILE_OPTIONS "${_vendor_flags}")
   set_source_files_properties(${CMAKE_CURRENT_SOURCE_DIR}/aclnn_table_check.cpp PROPERTIES OBJECT_DEPENDS ${_out}/generated.stamp)
   target_link_options(aclnn_recorded_${chip} PRIVATE -Wl,--no-undefined)
-  set_target_properties(aclnn_recorded_${chip} PROPERTIES OUTPUT_NAME aclnn_recorded LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/aclnn_recorded/${chip})
+  set_target_properties(aclnn_recorded_${chip} PROPERTIES OUTPUT_NAME aclnn_recorded NO_SONAME ON LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/aclnn_recorded/${chip})
 
   add_library(emulated_npu_signatures_${chip} OBJECT ${AIRFUSE_ROOT}/tests/npu/emulated/cust_opapi.cpp)
   add_dependencies(emulated_npu_signatures_${chip} airfuse_opbuild)
