@@ -5,7 +5,7 @@
 #pragma once
 #include <cstdio>
 
-// The module ids the vendor sources log under (values as arbitrary as any: only printed).
+// The module ids the vendor sources log under; the log calls here ignore them, so any value does.
 enum { GE = 45, ASCENDCKERNEL = 57 };
 enum { DLOG_DEBUG = 0, DLOG_INFO = 1, DLOG_WARN = 2, DLOG_ERROR = 3 };
 #define RUN_LOG_MASK 0x01000000
