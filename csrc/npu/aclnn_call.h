@@ -59,11 +59,14 @@ template <> struct Param<char*> {
 
 using Phase1Caller = aclnnStatus (*)(void* fn, const std::vector<AclArg>& args, uint64_t* workspaceSize, aclOpExecutor** executor);
 
+// The C function type of phase 1 for a row's kinds (the vendor check compares it with opbuild's).
+template <typename... Kinds>
+using Phase1Fn = aclnnStatus(typename Param<Kinds>::CType..., uint64_t*, aclOpExecutor**);
+
 template <typename... Kinds, size_t... I>
 aclnnStatus CallPhase1(void* fn, const std::vector<AclArg>& args, uint64_t* workspaceSize, aclOpExecutor** executor,
                        std::index_sequence<I...>) {
-    using Fn = aclnnStatus (*)(typename Param<Kinds>::CType..., uint64_t*, aclOpExecutor**);
-    return reinterpret_cast<Fn>(fn)(Param<Kinds>::Get(args[I])..., workspaceSize, executor);
+    return reinterpret_cast<Phase1Fn<Kinds...>*>(fn)(Param<Kinds>::Get(args[I])..., workspaceSize, executor);
 }
 
 template <typename... Kinds>

@@ -8,21 +8,27 @@
 
 namespace airfuse::npu {
 
+// ROW(torch op, aclnn entry, parameter kinds...): an X-macro so that the vendor check can expand
+// the same rows into compile-time checks against opbuild's generated prototypes
+// (vendor_check/aclnn_table_check.cpp).
+#define AIRFUSE_NPU_OP_ROWS(ROW) \
+    ROW(rms_norm, aclnnAirfuseRmsNorm, TensorIn, TensorIn, double, TensorOut, TensorOut) \
+    ROW(rms_norm_backward, aclnnAirfuseRmsNormGrad, TensorIn, TensorIn, TensorIn, TensorIn, TensorOut, TensorOut) \
+    ROW(add, aclnnAirfuseAdd, TensorIn, TensorIn, TensorOut) \
+    ROW(add_rms_norm, aclnnAirfuseAddRmsNorm, TensorIn, TensorIn, TensorIn, double, TensorOut, TensorOut, TensorOut) \
+    ROW(silu_mul, aclnnAirfuseSiluMul, TensorIn, TensorIn, TensorOut) \
+    ROW(silu_mul_backward, aclnnAirfuseSiluMulGrad, TensorIn, TensorIn, TensorIn, TensorOut, TensorOut) \
+    ROW(swiglu, aclnnAirfuseSwiglu, TensorIn, int64_t, TensorOut) \
+    ROW(swiglu_backward, aclnnAirfuseSwigluGrad, TensorIn, TensorIn, int64_t, TensorOut) \
+    ROW(rope, aclnnAirfuseRope, TensorIn, TensorIn, TensorIn, char*, TensorOut) \
+    ROW(rope_backward, aclnnAirfuseRopeGrad, TensorIn, TensorIn, TensorIn, char*, TensorOut) \
+    ROW(gelu, aclnnAirfuseGelu, TensorIn, char*, TensorOut) \
+    ROW(gelu_backward, aclnnAirfuseGeluGrad, TensorIn, TensorIn, char*, TensorOut)
+
 inline const std::vector<OpRow>& OpTable() {
-    static const std::vector<OpRow> rows = {
-        Row<TensorIn, TensorIn, double, TensorOut, TensorOut>("rms_norm", "aclnnAirfuseRmsNorm"),
-        Row<TensorIn, TensorIn, TensorIn, TensorIn, TensorOut, TensorOut>("rms_norm_backward", "aclnnAirfuseRmsNormGrad"),
-        Row<TensorIn, TensorIn, TensorOut>("add", "aclnnAirfuseAdd"),
-        Row<TensorIn, TensorIn, TensorIn, double, TensorOut, TensorOut, TensorOut>("add_rms_norm", "aclnnAirfuseAddRmsNorm"),
-        Row<TensorIn, TensorIn, TensorOut>("silu_mul", "aclnnAirfuseSiluMul"),
-        Row<TensorIn, TensorIn, TensorIn, TensorOut, TensorOut>("silu_mul_backward", "aclnnAirfuseSiluMulGrad"),
-        Row<TensorIn, int64_t, TensorOut>("swiglu", "aclnnAirfuseSwiglu"),
-        Row<TensorIn, TensorIn, int64_t, TensorOut>("swiglu_backward", "aclnnAirfuseSwigluGrad"),
-        Row<TensorIn, TensorIn, TensorIn, char*, TensorOut>("rope", "aclnnAirfuseRope"),
-        Row<TensorIn, TensorIn, TensorIn, char*, TensorOut>("rope_backward", "aclnnAirfuseRopeGrad"),
-        Row<TensorIn, char*, TensorOut>("gelu", "aclnnAirfuseGelu"),
-        Row<TensorIn, TensorIn, char*, TensorOut>("gelu_backward", "aclnnAirfuseGeluGrad"),
-    };
+#define AIRFUSE_NPU_TABLE_ROW(op, aclnn, ...) Row<__VA_ARGS__>(#op, #aclnn),
+    static const std::vector<OpRow> rows = {AIRFUSE_NPU_OP_ROWS(AIRFUSE_NPU_TABLE_ROW)};
+#undef AIRFUSE_NPU_TABLE_ROW
     return rows;
 }
 
