@@ -63,15 +63,15 @@ def _as_tuple(result):
 
 
 def _airfuse_redistributions(debug_mode) -> list:
-    """The redistributions DebugMode recorded inside an airfuse op's dispatch."""
+    """The redistributions DTensor decided on for the inputs of an airfuse op (implicit ones)."""
     found, inside = [], None
     for call in debug_mode.operators:
+        if inside is not None and call.call_depth <= inside:
+            inside = None
         if isinstance(call, _OpCall):
-            if inside is not None and call.call_depth <= inside:
-                inside = None
             if inside is None and str(call.op).startswith("airfuse."):
                 inside = call.call_depth
-        elif isinstance(call, _RedistributeCall) and inside is not None and call.call_depth > inside:
+        elif isinstance(call, _RedistributeCall) and call.is_outer_call and inside is not None:
             found.append(call.render([]))
     return found
 

@@ -18,8 +18,12 @@ the patch placed, no more); ``fused`` is the unpatched model compiled with ``fus
 airfuse ops placed by the backend.
 """
 
+import time
+import warnings
+
 import torch
 import torch.distributed as dist
+from torch.distributed.tensor import DTensor
 from torch.utils._debug_mode import DebugMode
 from torch.utils._debug_mode._calls import _OpCall, _RedistributeCall
 
@@ -53,20 +57,21 @@ def _step(model, call, ids):
 
 def _airfuse_calls(debug_mode):
     """(op name, elements of its first tensor) of each airfuse call on plain tensors, and the
-    redistributions recorded inside airfuse calls on DTensors."""
+    redistributions DTensor decided on for the inputs of airfuse calls on DTensors (its implicit
+    ones; a parallel style's explicit redistribution between modules is none of them)."""
     calls, redistributions, inside = [], [], None
     for call in debug_mode.operators:
+        if inside is not None and call.call_depth <= inside:
+            inside = None
         if isinstance(call, _OpCall):
-            if inside is not None and call.call_depth <= inside:
-                inside = None
             if not str(call.op).startswith("airfuse."):
                 continue
             first = call.args[0]
-            if type(first) is torch.Tensor:
+            if not isinstance(first, DTensor):  # a shard (or a collective's output, AsyncCollectiveTensor)
                 calls.append((str(call.op), first.numel()))
             elif inside is None:
                 inside = call.call_depth
-        elif isinstance(call, _RedistributeCall) and inside is not None and call.call_depth > inside:
+        elif isinstance(call, _RedistributeCall) and call.is_outer_call and inside is not None:
             redistributions.append(call.render([]))
     return sorted(calls), redistributions
 
@@ -117,14 +122,16 @@ def _ge_facts(graphs) -> dict:
 
 
 def _compiled_step(model, ids, fuse):
-    with _GeGraphs() as recorded:
+    with _GeGraphs() as recorded, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         compiled = torch.compile(model, backend=airfuse.get_npu_backend(fuse=fuse), dynamic=False)
         loss = _step(model, compiled, ids)
     torch._dynamo.reset()
-    return loss, _ge_facts(recorded.graphs)
+    return loss, {**_ge_facts(recorded.graphs), "warnings": sorted({str(w.message) for w in caught})}
 
 
 def _one_run(rank, world_size, run, reference):
+    started = time.perf_counter()
     plan, family, mode, variant = run
     model = _model(family)
     if variant == "patched":
@@ -142,7 +149,7 @@ def _one_run(rank, world_size, run, reference):
     errors = {"loss": _relative(loss, reference["loss"])}
     errors.update({name: _relative(grads[name], want) for name, want in reference["grads"].items()})
     assert grads.keys() == reference["grads"].keys()
-    return {"run": run, "loss_error": errors["loss"], "grad_error": max(v for k, v in errors.items() if k != "loss"), **facts}
+    return {"run": run, "seconds": time.perf_counter() - started, "loss_error": errors["loss"], "grad_error": max(v for k, v in errors.items() if k != "loss"), **facts}
 
 
 def _reference(family, world_size):
