@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.airfuse-installed
 
-.PHONY: test demo fuzz hf-matrix setup clean vendor-check vendor-build
+.PHONY: test demo fuzz hf-matrix dist-matrix setup clean vendor-check vendor-build
 
 test: setup twin vendor-build
 	$(PY) -m pytest -q tests
@@ -32,6 +32,11 @@ fuzz: setup twin
 # KV cache and static/dynamic (`make test` covers each axis per family); about 10x its time.
 hf-matrix: setup twin
 	AIRFUSE_HF_MATRIX=full $(PY) -m pytest -q tests/graph/test_hf_models.py
+
+# Hugging Face Llama and Qwen3 trained one step on 2 gloo ranks under DDP, FSDP2 and tensor parallel,
+# eager and compiled, patched and fused (`make test` runs a few of these); prints the figures.
+dist-matrix: setup twin
+	AIRFUSE_DIST_MATRIX=full $(PY) -m pytest -q -s tests/distributed/test_hf_training.py -k two_ranks
 
 # The CPU twin of the Ascend C kernels (build/libairfuse_twin.so), airfuse's fused CPU kernels
 # (build/libairfuse_cpu.so, csrc/cpu), the NPU eager binding and the emulated NPU that tests it

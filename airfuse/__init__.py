@@ -2,9 +2,12 @@
 
 ``import airfuse`` registers every op as ``torch.ops.airfuse.*`` (schema, CPU kernel, fake impl,
 autograd), where torch_npu imports the NPU eager kernels (``airfuse.npu_binding``) and, where
-TorchAir is installed natively, the TorchAir converters. Without an NPU,
+TorchAir is installed natively, the TorchAir converters, and where torch.distributed is built, the
+ops' DTensor sharding rules (``airfuse.distributed``). Without an NPU,
 ``get_npu_backend`` and ``capture_ge_graph`` run TorchAir offline (``airfuse.offline``).
 """
+
+import torch
 
 from . import ops
 from . import meta  # noqa: F401  (registers the fake impls)
@@ -20,5 +23,9 @@ __all__ = [
 ]
 
 load_where_torch_npu_imports()
+if torch.distributed.is_available():
+    from .distributed import register_sharding_rules
+
+    register_sharding_rules()
 if native_torchair_available():
     import_torchair()

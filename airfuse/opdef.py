@@ -96,6 +96,25 @@ class IrAttr:
 
 
 @dataclass(frozen=True)
+class Layout:
+    """How an op's tensors line up, which is all that splitting it across devices needs
+    (``airfuse.distributed`` derives each op's DTensor sharding rule from it).
+
+    Every tensor not named in ``per_feature`` has the first input's rank, and along each dim the
+    first input's size or 1 (broadcast, as rope's cos/sin). ``whole_dim`` is the dim of the first
+    input whose values the op mixes (the normalized dim, the rotated dim, swiglu's split dim): -1,
+    or the name of the Int attr that gives it; None for elementwise ops. Every other dim can be
+    split. ``per_feature`` tensors are 1-D along ``whole_dim`` (gamma, dgamma): an input one is
+    read whole by every row, and an output one is a sum over every row. ``linear_in`` names the
+    inputs every output is linear in, the others fixed (add's x and y, a backward's dy): partial
+    sums of them give partial sums of the outputs."""
+
+    whole_dim: int | str | None
+    per_feature: tuple[str, ...] = ()
+    linear_in: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class OpDefinition:
     """One airfuse op. ``name`` is the snake_case base name used in every folder."""
 
@@ -106,10 +125,12 @@ class OpDefinition:
     attrs: tuple[IrAttr, ...]
     # One dict per supported combination, keyed by IR input and output names.
     dtype_combos: tuple[dict, ...]
+    layout: Layout | None = None
 
     def __post_init__(self):
         self._check_schema_matches_ir(torch._C.parse_schema(f"{self.qualname}{self.schema}"))
         self._check_dtype_combos()
+        self._check_layout()
 
     @property
     def qualname(self) -> str:
@@ -224,6 +245,22 @@ class OpDefinition:
         for combo in self.dtype_combos:
             if set(combo) != names:
                 raise AssertionError(f"{self.qualname}: dtype combination {combo} does not name exactly {sorted(names)}")
+
+
+    def _check_layout(self):
+        layout = self.layout
+        if layout is None:
+            return
+        names = {p.name for p in self.inputs + self.outputs}
+        if not set(layout.per_feature) <= names or not set(layout.linear_in) <= set(self.tensor_args):
+            raise AssertionError(f"{self.qualname}: layout names tensors the op does not have: {layout}")
+        if self.inputs[0].name in layout.per_feature:
+            raise AssertionError(f"{self.qualname}: layout: the first input sets the rank and cannot be per_feature")
+        if layout.per_feature and layout.whole_dim is None:
+            raise AssertionError(f"{self.qualname}: layout: per_feature tensors lie along a whole_dim, and there is none")
+        int_attrs = {a.name for a in self.attrs if a.ge_type == "Int"}
+        if isinstance(layout.whole_dim, str) and layout.whole_dim not in int_attrs:
+            raise AssertionError(f"{self.qualname}: layout: whole_dim {layout.whole_dim!r} is not an Int attr")
 
 
 def _same_default(schema_default, ir_default) -> bool:

@@ -10,14 +10,21 @@ unpatched one end up with the same airfuse ops.
 """
 
 import functools
+import warnings
 
 import torch
 from torch._inductor.pattern_matcher import PatternMatcherPass, register_replacement
+from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 from . import patterns
 from .concat import drop_empty_concat_operands
 from .residual import fuse_residual_adds
 from .retrace import retrace, specialize_norm_epsilons, trace_aten
+
+SUBCLASS_GRAPH_WARNING = (
+    "airfuse fusion (fuse=True) skips a graph with DTensor inputs (a tensor-parallel model): "
+    "patch the model with airfuse.patch to run airfuse ops there"
+)
 
 
 def fuse_graph(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
@@ -34,9 +41,17 @@ def fuse_graph(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
 
 
 def fusing(backend):
-    """``backend`` (a Dynamo backend) compiling ``fuse_graph``'s graph instead of Dynamo's."""
+    """``backend`` (a Dynamo backend) compiling ``fuse_graph``'s graph instead of Dynamo's.
+
+    Not for graphs with tensor-subclass inputs (the DTensor parameters of a tensor-parallel
+    model): ``retrace``'s ``make_fx(pre_dispatch=True)`` cannot trace DTensor code (torch 2.13
+    fails in the vocab-parallel embedding with "Unable to cast NotImplemented to Tensor"). Those
+    compile as Dynamo traced them, with a warning: ``airfuse.patch`` places the ops there."""
 
     def compile_fused(gm, example_inputs):
+        if any(is_traceable_wrapper_subclass(t) for t in example_inputs):
+            warnings.warn(SUBCLASS_GRAPH_WARNING, stacklevel=2)
+            return backend(gm, example_inputs)
         return backend(fuse_graph(gm), example_inputs)
 
     return compile_fused

@@ -29,6 +29,8 @@ import torch.nn.functional as F
 
 from airfuse.ge_dtypes import ge_dtype_to_torch
 
+from .ge_collectives import COLLECTIVES
+
 _HALF_DTYPES = (torch.float16, torch.bfloat16)
 
 
@@ -852,4 +854,5 @@ GE_OPS = {
     "Transpose": transpose,
     "Tril": tril,
     "Unsqueeze": unsqueeze,
+    **COLLECTIVES,
 }

@@ -7,7 +7,7 @@ Half and bfloat16 are added in float32 and rounded once, as the NPU kernel does.
 import torch
 
 from .._library import define
-from ..opdef import IR_FLOAT_DTYPES, IrParam, OpDefinition, compute_dtype, check_not_empty, check_same_device, check_same_shape
+from ..opdef import IR_FLOAT_DTYPES, IrParam, Layout, OpDefinition, compute_dtype, check_not_empty, check_same_device, check_same_shape
 
 ADD = OpDefinition(
     name="add",
@@ -16,6 +16,7 @@ ADD = OpDefinition(
     outputs=(IrParam("z"),),
     attrs=(),
     dtype_combos=tuple({"x": dt, "y": dt, "z": dt} for dt in IR_FLOAT_DTYPES),
+    layout=Layout(None, linear_in=("x", "y")),
 )
 
 

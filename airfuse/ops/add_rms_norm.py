@@ -15,6 +15,7 @@ from .._library import define
 from ..opdef import (
     IrAttr,
     IrParam,
+    Layout,
     OpDefinition,
     compute_dtype,
     check_attr_float,
@@ -34,6 +35,7 @@ ADD_RMS_NORM = OpDefinition(
         {"x1": c["x"], "x2": c["x"], "gamma": c["gamma"], "y": c["y"], "rstd": c["rstd"], "x": c["x"]}
         for c in RMS_NORM.dtype_combos
     ),
+    layout=Layout(-1, per_feature=("gamma",)),
 )
 
 

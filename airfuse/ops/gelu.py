@@ -15,6 +15,7 @@ from ..opdef import (
     IR_FLOAT_DTYPES,
     IrAttr,
     IrParam,
+    Layout,
     OpDefinition,
     check_attr_choice,
     check_not_empty,
@@ -32,6 +33,7 @@ GELU = OpDefinition(
     outputs=(IrParam("y"),),
     attrs=(IrAttr("approximate", "Str", "tanh", choices=APPROXIMATIONS),),
     dtype_combos=tuple({"x": dt, "y": dt} for dt in IR_FLOAT_DTYPES),
+    layout=Layout(None),
 )
 
 GELU_BACKWARD = OpDefinition(
@@ -41,6 +43,7 @@ GELU_BACKWARD = OpDefinition(
     outputs=(IrParam("dx"),),
     attrs=(IrAttr("approximate", "Str", "tanh", choices=APPROXIMATIONS),),
     dtype_combos=tuple({"dy": dt, "x": dt, "dx": dt} for dt in IR_FLOAT_DTYPES),
+    layout=Layout(None, linear_in=("dy",)),
 )
 
 _TANH_SCALE = 2 * math.sqrt(2 / math.pi)  # the 2 turns 0.5 * (1 + tanh(u)) into sigmoid(2u)

@@ -12,6 +12,7 @@ from ..opdef import (
     IR_FLOAT_DTYPES,
     IrAttr,
     IrParam,
+    Layout,
     OpDefinition,
     check_attr_float,
     check_not_empty,
@@ -34,6 +35,7 @@ RMS_NORM = OpDefinition(
         for dt in IR_FLOAT_DTYPES
         for gamma_dt in dict.fromkeys((dt, _F32))
     ),
+    layout=Layout(-1, per_feature=("gamma",)),
 )
 
 RMS_NORM_BACKWARD = OpDefinition(
@@ -46,6 +48,7 @@ RMS_NORM_BACKWARD = OpDefinition(
         {"dy": c["x"], "x": c["x"], "rstd": _F32, "gamma": c["gamma"], "dx": c["x"], "dgamma": c["gamma"]}
         for c in RMS_NORM.dtype_combos
     ),
+    layout=Layout(-1, per_feature=("gamma", "dgamma"), linear_in=("dy",)),
 )
 
 

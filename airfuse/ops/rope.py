@@ -15,6 +15,7 @@ from ..opdef import (
     IR_FLOAT_DTYPES,
     IrAttr,
     IrParam,
+    Layout,
     OpDefinition,
     check_attr_choice,
     check_not_empty,
@@ -38,6 +39,7 @@ ROPE = OpDefinition(
         for dt in IR_FLOAT_DTYPES
         for table_dt in dict.fromkeys((dt, _F32))
     ),
+    layout=Layout(-1, linear_in=("x",)),
 )
 
 ROPE_BACKWARD = OpDefinition(
@@ -47,6 +49,7 @@ ROPE_BACKWARD = OpDefinition(
     outputs=(IrParam("dx"),),
     attrs=(IrAttr("mode", "Str", "half", choices=MODES),),
     dtype_combos=tuple({"dy": c["x"], "cos": c["cos"], "sin": c["sin"], "dx": c["y"]} for c in ROPE.dtype_combos),
+    layout=Layout(-1, linear_in=("dy",)),
 )
 
 

@@ -11,6 +11,7 @@ from .._library import define
 from ..opdef import (
     IR_FLOAT_DTYPES,
     IrParam,
+    Layout,
     OpDefinition,
     compute_dtype,
     check_not_empty,
@@ -25,6 +26,7 @@ SILU_MUL = OpDefinition(
     outputs=(IrParam("y"),),
     attrs=(),
     dtype_combos=tuple({"a": dt, "b": dt, "y": dt} for dt in IR_FLOAT_DTYPES),
+    layout=Layout(None, linear_in=("b",)),
 )
 
 SILU_MUL_BACKWARD = OpDefinition(
@@ -34,6 +36,7 @@ SILU_MUL_BACKWARD = OpDefinition(
     outputs=(IrParam("da"), IrParam("db")),
     attrs=(),
     dtype_combos=tuple({"dy": dt, "a": dt, "b": dt, "da": dt, "db": dt} for dt in IR_FLOAT_DTYPES),
+    layout=Layout(None, linear_in=("dy",)),
 )
 
 

@@ -11,6 +11,7 @@ from ..opdef import (
     IR_FLOAT_DTYPES,
     IrAttr,
     IrParam,
+    Layout,
     OpDefinition,
     check_attr_int,
     check_not_empty,
@@ -28,6 +29,7 @@ SWIGLU = OpDefinition(
     outputs=(IrParam("y"),),
     attrs=(IrAttr("dim", "Int", -1),),
     dtype_combos=tuple({"x": dt, "y": dt} for dt in IR_FLOAT_DTYPES),
+    layout=Layout("dim"),
 )
 
 SWIGLU_BACKWARD = OpDefinition(
@@ -37,6 +39,7 @@ SWIGLU_BACKWARD = OpDefinition(
     outputs=(IrParam("dx"),),
     attrs=(IrAttr("dim", "Int", -1),),
     dtype_combos=tuple({"dy": dt, "x": dt, "dx": dt} for dt in IR_FLOAT_DTYPES),
+    layout=Layout("dim", linear_in=("dy",)),
 )
 
 

@@ -131,3 +131,27 @@ def test_a_missing_converter_is_not_buried_in_torchair_import_warnings():
     result = subprocess.run([sys.executable, "-W", "default", "-c", script], capture_output=True, text=True, timeout=300)
     assert "raised" in result.stdout and "histc" in result.stdout
     assert "Failed to import torchair" not in result.stderr
+
+
+def _zero_where(x, mask):
+    x = x.clone()
+    x[mask] = 0
+    return x
+
+
+@pytest.mark.parametrize("mask_dims", [2, 1], ids=["mask_over_2_of_3_dims", "mask_over_1_of_3_dims"])
+def test_masked_index_put_compiles_as_where(mask_dims):
+    """``t[mask] = 0`` (DTensor's vocab-parallel embedding): TorchAir has no index_put converter."""
+    x = torch.randn(3, 4, 5)
+    mask = torch.rand(x.shape[:mask_dims]) > 0.5
+    capture = airfuse.capture_ge_graph(_zero_where, x, mask)
+    assert capture.op_types()["SelectV2"] == 1
+    compiled = torch.compile(_zero_where, backend=airfuse.get_npu_backend(fuse=False), dynamic=False)
+    torch.testing.assert_close(compiled(x, mask), _zero_where(x, mask), rtol=0, atol=0)
+
+
+def test_other_index_puts_are_left_alone():
+    x, index = torch.randn(4, 5), torch.tensor([0, 2])
+    assert airfuse.torchair_env._masked_fill_as_where(x, [index], torch.tensor(0.0)) is NotImplemented
+    assert airfuse.torchair_env._masked_fill_as_where(x, [x > 0], torch.ones(2)) is NotImplemented
+    assert airfuse.torchair_env._masked_fill_as_where(x, [x > 0], torch.tensor(0.0), accumulate=True) is NotImplemented
