@@ -12,6 +12,7 @@ import warnings
 import torch
 from torch._decomp import get_decompositions
 
+from . import torchair_gaps
 from .offline import cpu_sdpa, fetch, native_module
 
 _state = {"torchair": None, "offline": False}
@@ -83,6 +84,10 @@ def default_decompositions() -> dict:
       next node refuses (Gemma2/3 training with a window longer than the sequence).
       ``_slice_backward_bounds_in_range`` passes them as aten means them (and the end of a
       stepped slice with a symbolic size, which the converter cannot cast); other slices are untouched.
+    - ``aten.histc``, ``aten.true_divide``, ``aten._grouped_mm`` and transformers' own
+      ``grouped_mm_fallback`` (and its backward), everywhere: ops of Hugging Face models (MoE expert
+      routing, Phi) that TorchAir 2.13 cannot convert, written with ops it converts
+      (``airfuse.torchair_gaps``, each naming TorchAir's error).
     - Offline only, ``aten._scaled_dot_product_flash_attention_for_cpu`` and its backward
       (``airfuse.offline.cpu_sdpa``): Dynamo traces ``F.scaled_dot_product_attention`` on CPU
       tensors to them, and TorchAir has no converters. On an NPU host torch_npu routes SDPA to its
@@ -92,6 +97,7 @@ def default_decompositions() -> dict:
     import_torchair()
     table = get_decompositions([torch.ops.aten.silu_backward])
     table[torch.ops.aten.slice_backward.default] = _slice_backward_bounds_in_range
+    table.update(torchair_gaps.decompositions())
     if is_offline():
         table.update(cpu_sdpa.decompositions())
     return table
