@@ -179,10 +179,10 @@ def split_v(node, x, size_splits, split_dim):
 
 
 def scatter_elements(node, data, indices, updates):
-    # y = data with y[..., indices[i], ...] = updates[i] along axis (aten.scatter); negative
-    # indices count from the end.
+    # y = data with y[..., indices[i], ...] = updates[i] along axis (aten.scatter), or += with
+    # reduction "add" (aten.scatter_add: gather's gradient); negative indices count from the end.
     reduction = node.str("reduction")
-    _check(reduction == "none", f"attr reduction {reduction!r} is not implemented by the offline executor (only 'none')")
+    _check(reduction in ("none", "add"), f"attr reduction {reduction!r} is not implemented by the offline executor (only 'none', 'add')")
     _same_dtype(data=data, updates=updates)
     _check(indices.dtype in (torch.int32, torch.int64), f"indices must be int32 or int64, got {indices.dtype}")
     _check(indices.shape == updates.shape, f"indices {list(indices.shape)} and updates {list(updates.shape)} must have one shape")
@@ -190,7 +190,8 @@ def scatter_elements(node, data, indices, updates):
     axis = _axis(node.int("axis"), data.dim(), "attr axis")
     size = data.shape[axis]
     _check(bool(((indices >= -size) & (indices < size)).all()), f"indices out of range [-{size}, {size}) for axis {axis}")
-    return data.scatter(axis, indices.long() % max(size, 1), updates)
+    index = indices.long() % max(size, 1)
+    return data.scatter(axis, index, updates) if reduction == "none" else data.scatter_add(axis, index, updates)
 
 
 def _gather(x, indices, axis, negative_ok):

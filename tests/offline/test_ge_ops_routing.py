@@ -1,5 +1,6 @@
 """The GE ops Hugging Face MoE routing brings into a graph (TopKV2, Sort, GatherElements, FloorDiv,
-ClipByValueV2), each against the torch operation it stands for, and the values each refuses."""
+ClipByValueV2, ScatterElements' "add" reduction in its backward), each against the torch operation
+it stands for, and the values each refuses."""
 
 import pytest
 import torch
@@ -71,3 +72,10 @@ def test_clip_by_value_v2_clamps_with_broadcast_bounds():
     assert torch.equal(run_op(ge.ClipByValueV2, x, low, high), torch.clamp(x, low, high))
     with pytest.raises(GeExecutionError, match="must broadcast to x"):
         run_op(ge.ClipByValueV2, x, torch.zeros(2, 2, 3), high)
+
+
+def test_scatter_elements_add_is_aten_scatter_add_with_repeated_indices():
+    data, updates = rand(3, 4), rand(5, 4)
+    indices = torch.tensor([0, 2, 0, -1, 2]).view(5, 1).expand(5, 4)
+    got = run_op(lambda d, i, u: ge.ScatterElements(d, i, u, axis=0, reduction="add"), data, indices, updates)
+    torch.testing.assert_close(got, data.scatter_add(0, indices % 3, updates))
