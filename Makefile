@@ -23,7 +23,7 @@ fuzz: setup twin
 # KV cache and static/dynamic (`make test` covers each axis per family), and every family airfuse.patch
 # gained with issue 32 compiled fused (`make test`: those the issue names); about 10x its time.
 hf-matrix: setup twin
-	AIRFUSE_HF_MATRIX=full $(PY) -m pytest -q tests/graph/test_hf_models.py tests/fusion/test_more_families.py
+	AIRFUSE_HF_MATRIX=full $(PY) -m pytest -q tests/graph/test_hf_models.py tests/fusion/test_more_families.py tests/fusion/test_patch.py
 
 # The CPU twin of the Ascend C kernels (build/libairfuse_twin.so), airfuse's fused CPU kernels
 # (build/libairfuse_cpu.so, csrc/cpu), the NPU eager binding and the emulated NPU that tests it

@@ -6,13 +6,11 @@ graphs are the ones that ran: recorded as TorchAir hands them to GE, not capture
 ``make test`` runs the families issue 32 names; ``make hf-matrix`` (``AIRFUSE_HF_MATRIX=full``) all.
 """
 
-import os
-
 import pytest
 import torch
 
 import airfuse
-from tiny_hf_models import tiny_model, token_ids
+from tiny_hf_models import TESTED_FAMILIES, tiny_model, token_ids
 
 pytest.importorskip("transformers")
 
@@ -48,9 +46,6 @@ FORWARD_NODES = {
     # Phi-1/2: LayerNorm, partial rotate-half RoPE, tanh GELU MLP.
     "phi": {**_ROPE, "AirfuseGelu": 1},
 }
-# Named in issue 32; the rest run with the full matrix.
-IN_MAKE_TEST = ("mixtral", "qwen2_moe", "qwen3_moe", "olmo2", "granite", "glm4", "phi", "smollm3", "ernie4_5", "hunyuan_v1_dense")
-FULL_MATRIX = os.environ.get("AIRFUSE_HF_MATRIX") == "full"
 # GE op types of the composites fusion replaces: RMSNorm (Pow, Rsqrt), SiLU (Swish).
 COMPOSITE_TYPES = {"Pow", "Rsqrt", "Swish"}
 REL_TOL = 2e-5  # float32, relative to max |eager| (tests/fusion/test_fused_families.py)
@@ -80,7 +75,7 @@ def ran_graphs(monkeypatch):
 
 
 def _families():
-    return [family for family in FORWARD_NODES if FULL_MATRIX or family in IN_MAKE_TEST]
+    return [family for family in FORWARD_NODES if family in TESTED_FAMILIES]
 
 
 @pytest.mark.parametrize("family", _families())
