@@ -43,7 +43,8 @@ def _dump(summary) -> str:
 
 # Tiny but complete: grouped-query attention (4 query heads, 2 KV heads), head_dim 8, every
 # family's own features (Qwen2's QKV bias, Qwen3's q/k norms, Gemma's scaled embedding and
-# GELU, Mistral's sliding window, Gemma2's soft-capping and alternating sliding/full attention, which needs two layers).
+# GELU, Mistral's sliding window, Gemma2's soft-capping and alternating sliding/full attention, which needs two layers,
+# the MoE families' routed experts).
 # Test sequence lengths should differ from the model dims: TorchAir's view optimization
 # (optimize_view in its continguous.py) guards on the sequence length differing from head_dim, so
 # a length equal to it recompiles a dynamic graph.
@@ -56,7 +57,14 @@ _FAMILIES = {
     "qwen3": ("Qwen3Config", "Qwen3ForCausalLM", dict(num_hidden_layers=1)),
     "gemma": ("GemmaConfig", "GemmaForCausalLM", dict(num_hidden_layers=1)),
     "gemma2": ("Gemma2Config", "Gemma2ForCausalLM", dict(num_hidden_layers=2, sliding_window=3)),
+    # Mixture of experts: 4 experts, 2 per token (transformers' default grouped-matmul experts).
+    "mixtral": ("MixtralConfig", "MixtralForCausalLM", dict(num_hidden_layers=1, num_local_experts=4, num_experts_per_tok=2)),
+    "qwen2_moe": ("Qwen2MoeConfig", "Qwen2MoeForCausalLM", dict(num_hidden_layers=1, num_experts=4, num_experts_per_tok=2,
+                                                                 moe_intermediate_size=16, shared_expert_intermediate_size=32)),
+    "qwen3_moe": ("Qwen3MoeConfig", "Qwen3MoeForCausalLM", dict(num_hidden_layers=1, num_experts=4, num_experts_per_tok=2,
+                                                                 moe_intermediate_size=16)),
 }
+MOE_FAMILIES = ("mixtral", "qwen2_moe", "qwen3_moe")
 CAUSAL_LM_FAMILIES = tuple(_FAMILIES)
 
 

@@ -12,6 +12,7 @@ import warnings
 import torch
 from torch._decomp import get_decompositions
 
+from . import torchair_gaps
 from .offline import cpu_sdpa, fetch, native_module
 from .subclass_inputs import with_tensor_subclass_inputs
 
@@ -84,11 +85,12 @@ def default_decompositions() -> dict:
       next node refuses (Gemma2/3 training with a window longer than the sequence).
       ``_slice_backward_bounds_in_range`` passes them as aten means them (and the end of a
       stepped slice with a symbolic size, which the converter cannot cast); other slices are untouched.
-    - ``aten.index_put`` with one boolean mask over the leading dims and one value
-      (``t[mask] = 0``): TorchAir 2.13 has no converter for ``aten.index_put`` (it raises
-      NotImplementedError); DTensor's vocab-parallel embedding (tensor parallel plans) zeroes the
-      ids and rows of other ranks' vocabulary this way. ``_masked_fill_as_where`` writes it as
-      ``where``; other index_puts are untouched.
+    - ``aten.histc``, ``aten.true_divide``, ``aten._grouped_mm`` and transformers' own
+      ``grouped_mm_fallback`` (and its backward), everywhere: ops of Hugging Face models (MoE expert
+      routing, Phi) that TorchAir 2.13 cannot convert, written with ops it converts
+      (``airfuse.torchair_gaps``, each naming TorchAir's error); and ``aten.index_put`` in the two
+      forms models use: an integer index on the first dim (the MoE expert sort's inverse) and one
+      boolean mask with one value (``t[mask] = 0``, DTensor's vocab-parallel embedding).
     - Offline only, ``aten._scaled_dot_product_flash_attention_for_cpu`` and its backward
       (``airfuse.offline.cpu_sdpa``): Dynamo traces ``F.scaled_dot_product_attention`` on CPU
       tensors to them, and TorchAir has no converters. On an NPU host torch_npu routes SDPA to its
@@ -98,7 +100,7 @@ def default_decompositions() -> dict:
     import_torchair()
     table = get_decompositions([torch.ops.aten.silu_backward])
     table[torch.ops.aten.slice_backward.default] = _slice_backward_bounds_in_range
-    table[torch.ops.aten.index_put.default] = _masked_fill_as_where
+    table.update(torchair_gaps.decompositions())
     if is_offline():
         table.update(cpu_sdpa.decompositions())
     return table
@@ -123,18 +125,6 @@ def get_npu_backend(compiler_config=None, *, custom_decompositions=None, fuse=Tr
     from .fusion import fusing
 
     return fusing(backend)
-
-
-def _masked_fill_as_where(self, indices, values, accumulate=False):
-    """``aten.index_put(self, [mask], values)`` as ``where(mask, values, self)`` when ``mask`` is one
-    boolean index over ``self``'s leading dims and ``values`` one value; ``NotImplemented`` otherwise."""
-    if accumulate or len(indices) != 1 or indices[0] is None or values.numel() != 1:
-        return NotImplemented
-    mask = indices[0]
-    if mask.dtype != torch.bool or mask.dim() > self.dim() or tuple(mask.shape) != tuple(self.shape[: mask.dim()]):
-        return NotImplemented
-    mask = mask.reshape(*mask.shape, *([1] * (self.dim() - mask.dim())))
-    return torch.where(mask, values.reshape(()).to(self.dtype), self)
 
 
 def _slice_backward_bounds_in_range(grad_output, input_sizes, dim, start, end, step):

@@ -36,7 +36,8 @@ from airfuse.opdef import DYNAMIC, IR_PREFIX
 from airfuse.ops import OPS_BY_IR_TYPE
 
 from . import ge_folds
-from .ge_ops import GE_OPS, remember_const_ints
+from .ge_op_base import remember_const_ints
+from .ge_ops import GE_OPS
 
 _WHERE_TO_ADD = "add each to GE_OPS in airfuse/offline/ge_ops.py (with a test in tests/offline/test_ge_ops.py)"
 _STRUCTURAL = ("Data", "Const", "NetOutput")

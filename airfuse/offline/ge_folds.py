@@ -33,7 +33,7 @@ import operator
 import torch
 import torch.nn.functional as F
 
-from .ge_ops import _ints
+from .ge_op_base import _ints
 
 VIEW_TYPES = frozenset({"Reshape", "Transpose", "Squeeze", "Unsqueeze", "Identity", "BroadcastTo"})
 MATMUL_TYPES = frozenset({"MatMul", "MatMulV2"})

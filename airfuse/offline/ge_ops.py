@@ -9,8 +9,9 @@ whose non-default values are not implemented is read with ``node.expect(name, de
 
 Semantics follow GE's operator definitions (the IR prototypes TorchAir's ``ge_apis`` mirror), not
 torch's: e.g. GE binary ops take one dtype for both inputs (TorchAir inserts the Casts), and
-``dst_type``-like attrs use GE's DataType numbering. To add an op: one function here, its entry in
-``GE_OPS``, and its unit test in ``tests/offline/test_ge_ops.py``.
+``dst_type``-like attrs use GE's DataType numbering. To add an op: one function here (shape,
+layout, indexing and ordering ops in ``ge_ops_indexing.py``; the helpers all share in
+``ge_op_base.py``), its entry in ``GE_OPS``, and its unit test in ``tests/offline/test_ge_ops.py``.
 
 These functions run on every call of a compiled model, so they do only what depends on the
 inputs: attrs are decoded once when the graph is compiled (``node.<type>(name)`` is a lookup),
@@ -21,7 +22,6 @@ attrs and Const inputs are read once, when the graph is compiled, and a run only
 function they return.
 """
 
-import functools
 import math
 
 import torch
@@ -29,115 +29,23 @@ import torch.nn.functional as F
 
 from airfuse.ge_dtypes import ge_dtype_to_torch
 
+from . import ge_ops_indexing as indexing
 from .ge_collectives import COLLECTIVES
-
-_HALF_DTYPES = (torch.float16, torch.bfloat16)
-
-
-def _check(condition, message):
-    """Raise ``message`` (a str, or a function making it: an f-string is built only on failure)
-    unless ``condition``. The executor prefixes the node's name and type to every error an op raises."""
-    if not condition:
-        raise ValueError(message() if callable(message) else message)
-
-
-def _same_dtype(**tensors):
-    dtypes = {t.dtype for t in tensors.values()}
-    _check(len(dtypes) == 1, lambda: f"inputs must share one dtype (GE type T), got { {name: t.dtype for name, t in tensors.items()} }")
-
-
-_CONST_INTS = "_airfuse_const_ints"  # the tensor attribute that remember_const_ints sets
-
-
-def remember_const_ints(tensor):
-    """Read once the values of a Const that can be an index/shape input: a Const never changes,
-    so _ints returns them without reading the tensor on every run. The executor calls this for
-    each Const it decodes."""
-    if not tensor.dtype.is_floating_point and tensor.dtype != torch.bool and tensor.dim() <= 1 and tensor.numel() <= 64:
-        setattr(tensor, _CONST_INTS, tuple(_ints(tensor, "Const")))
-
-
-def _ints(tensor, name):
-    """A host-side index/shape input (an int tensor) as a list of ints."""
-    known = getattr(tensor, _CONST_INTS, None)
-    if known is not None:
-        return list(known)
-    _check(tensor is not None, lambda: f"input {name} is required")
-    _check(not tensor.dtype.is_floating_point and tensor.dtype != torch.bool, lambda: f"{name} must be an integer tensor, got {tensor.dtype}")
-    _check(tensor.dim() <= 1, lambda: f"{name} must be a scalar or a 1-D tensor, got shape {list(tensor.shape)}")
-    values = tensor.tolist()  # Python ints already; a 0-d tensor gives one
-    return values if isinstance(values, list) else [values]
-
-
-def _int(tensor, name):
-    values = _ints(tensor, name)
-    _check(len(values) == 1, lambda: f"{name} must hold one value, got {values}")
-    return values[0]
-
-
-def _axis(axis, rank, name):
-    _check(-rank <= axis < rank, lambda: f"{name} {axis} is out of range for rank {rank}")
-    return axis % rank
-
-
-def _axes(axes, rank, name):
-    normalized = [_axis(a, rank, name) for a in axes]
-    _check(len(set(normalized)) == len(normalized), lambda: f"{name} {axes} repeats an axis")
-    return normalized
-
-
-def _float_compute(fn, *tensors):
-    """Run ``fn`` in float32 for float16/bfloat16 inputs (as Ascend kernels accumulate), cast back."""
-    dtype = tensors[0].dtype
-    if dtype in _HALF_DTYPES:
-        return fn(*(t.float() for t in tensors)).to(dtype)
-    return fn(*tensors)
-
-
-def planned(*const_inputs):
-    """An op function written in two stages: ``plan(node, *consts)`` reads the node's attrs and
-    the Const inputs at positions ``const_inputs`` and returns ``run(*inputs)`` (all the node's
-    inputs, in order), which does the tensor work. The decorated function runs both stages on
-    every call; the executor calls its ``plan`` once, when the graph is compiled, where those
-    inputs are Consts (else it runs the whole function on every run)."""
-
-    def decorate(plan):
-        def op(node, *inputs):
-            return plan(node, *(inputs[i] for i in const_inputs))(*inputs)
-
-        def plan_once(node, consts):
-            values = [consts[i] for i in const_inputs]
-            return None if any(value is None for value in values) else plan(node, *values)
-
-        op.plan = plan_once
-        op.__name__, op.__doc__ = plan.__name__, plan.__doc__
-        return op
-
-    return decorate
-
-
-def _binary(fn):
-    def op(node, x1, x2):
-        if x1.dtype is not x2.dtype:
-            _same_dtype(x1=x1, x2=x2)
-        return fn(x1, x2)
-
-    return op
-
-
-def _unary(fn):
-    def op(node, x):
-        return fn(x)
-
-    return op
-
-
-def _float_unary(fn):
-    def op(node, x):
-        _check(x.dtype.is_floating_point, lambda: f"x must be a floating tensor, got {x.dtype}")
-        return fn(x)
-
-    return op
+from .ge_op_base import (
+    _HALF_DTYPES,
+    _axes,
+    _axis,
+    _binary,
+    _by_rank,
+    _check,
+    _float_compute,
+    _float_unary,
+    _int,
+    _ints,
+    _same_dtype,
+    _unary,
+    planned,
+)
 
 
 # --- elementwise -------------------------------------------------------------------------------
@@ -228,6 +136,21 @@ def floor_mod(node, x1, x2):
     # The remainder takes the divisor's sign (Python's %), as torch.remainder; not C's fmod.
     _same_dtype(x1=x1, x2=x2)
     return torch.remainder(x1, x2)
+
+
+def floor_div(node, x1, x2):
+    # Rounds the quotient toward -inf (Python's //), as torch.floor_divide; integers stay integers.
+    _same_dtype(x1=x1, x2=x2)
+    _check(x1.dtype.is_floating_point or bool((x2 != 0).all()), "integer division by zero")
+    return torch.floor_divide(x1, x2)
+
+
+def clip_by_value_v2(node, x, clip_value_min, clip_value_max):
+    # min(max(x, clip_value_min), clip_value_max), the bounds broadcast against x.
+    _same_dtype(x=x, clip_value_min=clip_value_min, clip_value_max=clip_value_max)
+    out = torch.minimum(torch.maximum(x, clip_value_min), clip_value_max)
+    _check(out.shape == x.shape, lambda: f"the bounds {list(clip_value_min.shape)}, {list(clip_value_max.shape)} must broadcast to x {list(x.shape)}")
+    return out
 
 
 def select_v2(node, condition, then, else_):
@@ -537,272 +460,32 @@ def embedding_dense_grad(node, grad, indices):
     return y.to(grad.dtype)
 
 
-# --- shapes, layout and indexing ---------------------------------------------------------------
-
-def identity(node, x):
-    return x
-
-
-def shape(node, x):
-    return torch.tensor(x.shape, dtype=ge_dtype_to_torch(node.int("dtype"), "attr dtype"))
-
-
-@planned(1)
-def reshape(node, shape_):
-    node.expect("axis", 0)
-    node.expect("num_axes", -1)
-    dims = _ints(shape_, "shape")
-    return lambda x, _: x.reshape(dims)
-
-
-def _by_rank(normalize):
-    """``normalize(rank)`` computed once per input rank (a compiled graph sees one or few)."""
-    return functools.lru_cache(maxsize=8)(normalize)
-
-
-@planned(1)
-def transpose(node, perm):
-    dims = _ints(perm, "perm")
-
-    def axes(rank):
-        _check(len(dims) == rank, lambda: f"perm {dims} must list {rank} axes")
-        return _axes(dims, rank, "perm")
-
-    axes_of_rank = _by_rank(axes)
-    return lambda x, _: x.permute(axes_of_rank(x.dim()))
-
-
-@planned()
-def squeeze(node):
-    axes = node.ints("axis")
-    dims_of_rank = _by_rank(lambda rank: _axes(axes, rank, "attr axis"))
-
-    def run(x):
-        if not axes:
-            return x.squeeze()
-        dims = dims_of_rank(x.dim())
-        _check(all(x.shape[d] == 1 for d in dims), lambda: f"attr axis {axes} names dims of shape {list(x.shape)} that are not 1")
-        return x.squeeze(dims)
-
-    return run
-
-
-@planned()
-def unsqueeze(node):
-    axes = node.ints("axes")
-    order_of_rank = _by_rank(lambda rank: sorted(_axes(axes, rank, "attr axes")))
-
-    def run(x):
-        for axis in order_of_rank(x.dim() + len(axes)):
-            x = x.unsqueeze(axis)
-        return x
-
-    return run
-
-
-@planned(1)
-def broadcast_to(node, shape_):
-    dims = _ints(shape_, "shape")
-
-    def check(rank):
-        # -1 keeps x's size in that dim (TorchAir passes aten.expand's sizes through); it cannot
-        # stand for a leading dim that x does not have.
-        new_dims = len(dims) - rank
-        _check(all(d >= 0 for d in dims[:new_dims]), lambda: f"shape {dims}: a new leading dim cannot be -1 or negative")
-        _check(all(d >= -1 for d in dims[new_dims:]), lambda: f"shape {dims} has negative sizes other than -1")
-
-    checked_rank = _by_rank(check)
-
-    def run(x, _):
-        _check(len(dims) >= x.dim(), lambda: f"shape {dims} has lower rank than x {list(x.shape)}")
-        checked_rank(x.dim())
-        return x.expand(dims)
-
-    return run
-
-
-def expand(node, x, shape_):
-    # Broadcasting both ways (a 1 in shape keeps x's dim), unlike BroadcastTo's -1.
-    dims = _ints(shape_, "shape")
-    try:
-        out_shape = torch.broadcast_shapes(x.shape, dims)
-    except RuntimeError:
-        raise ValueError(f"shape {dims} does not broadcast with x {list(x.shape)}") from None
-    return x.expand(out_shape)
-
-
-def fill(node, dims, value):
-    _check(value.numel() == 1, lambda: f"value must hold one element, got shape {list(value.shape)}")
-    return value.reshape(()).expand(_ints(dims, "dims")).clone()
-
-
-def pack(node, *x):
-    _check(len(x) == node.int("N"), lambda: f"attr N is {node.int('N')} but {len(x)} tensors are packed")
-    _same_dtype(**{f"x{i}": t for i, t in enumerate(x)})
-    return torch.stack(x, _axis(node.int("axis"), x[0].dim() + 1, "attr axis"))
-
-
-@planned(-1)
-def concat_v2(node, concat_dim):
-    n, axis = node.int("N"), _int(concat_dim, "concat_dim")
-
-    def run(*inputs):
-        x = inputs[:-1]
-        _check(len(x) == n, lambda: f"attr N is {n} but {len(x)} tensors are concatenated")
-        if not all(t.dtype is x[0].dtype for t in x):
-            _same_dtype(**{f"x{i}": t for i, t in enumerate(x)})
-        # An input of shape [0] is skipped, whatever the others' rank (as torch.cat does): Hugging
-        # Face's KV cache starts as one and is concatenated with 4-D states along dim -2.
-        parts = [t for t in x if t.shape != (0,)] or [x[0]]
-        rank = parts[0].dim()
-        _check(all(t.dim() == rank for t in parts), lambda: f"inputs differ in rank: {[list(t.shape) for t in parts]}")
-        return torch.cat(parts, _axis(axis, rank, "concat_dim"))
-
-    return run
-
-
-def pad_v3(node, x, paddings, constant_values):
-    mode = node.str("mode")
-    _check(mode == "constant", lambda: f"attr mode {mode!r} is not implemented by the offline executor (only 'constant')")
-    pads = _ints(paddings, "paddings")
-    _check(len(pads) == 2 * x.dim(), lambda: f"paddings {pads} must hold a (before, after) pair for each of x's {x.dim()} dims")
-    # Contiguous: [before0, after0, before1, after1, ...]; otherwise all befores, then all afters.
-    pairs = list(zip(pads[0::2], pads[1::2])) if node.bool("paddings_contiguous") else list(zip(pads[: x.dim()], pads[x.dim():]))
-    value = 0
-    if constant_values is not None:
-        # Its type list is not x's T: TorchAir passes aten's Scalar as a float Const for int x.
-        # The value must survive the conversion to x's dtype.
-        _check(constant_values.numel() == 1, lambda: f"constant_values must hold one value, got shape {list(constant_values.shape)}")
-        value = constant_values.reshape(()).to(x.dtype)
-        _check(bool(value.to(constant_values.dtype) == constant_values.reshape(())), lambda: f"constant_values {constant_values.item()} is not a {x.dtype} value")
-        value = value.item()
-    # F.pad lists pairs from the last dim; negative sizes crop, as in aten.constant_pad_nd.
-    return F.pad(x, [p for pair in reversed(pairs) for p in pair], value=value)
-
-
-def index_by_tensor(node, x, *indices):
-    # Advanced indexing: indices_mask[i] says whether dim i is indexed (by the next index tensor);
-    # index tensors broadcast together, and the indexed dims are replaced as in aten.index.
-    mask = node.ints("indices_mask")
-    _check(len(mask) <= x.dim() and set(mask) <= {0, 1}, lambda: f"attr indices_mask {mask} must be 0/1 flags for x's {x.dim()} dims")
-    _check(sum(mask) == len(indices), lambda: f"attr indices_mask {mask} marks {sum(mask)} dims, {len(indices)} index tensors given")
-    index_tensors = iter(indices)
-    key = []
-    for dim, indexed in enumerate(mask):
-        if not indexed:
-            key.append(slice(None))
-            continue
-        index = next(index_tensors)
-        _check(index.dtype == torch.int64, lambda: f"indices must be int64, got {index.dtype}")
-        size = x.shape[dim]
-        _check(bool(((index >= -size) & (index < size)).all()), lambda: f"indices out of range [-{size}, {size}) for dim {dim}")
-        key.append(index)
-    return x[tuple(key)]
-
-
-def split_v(node, x, size_splits, split_dim):
-    num_split = node.int("num_split")
-    sizes = _ints(size_splits, "size_splits")
-    dim = _axis(_int(split_dim, "split_dim"), x.dim(), "split_dim")
-    _check(len(sizes) == num_split, lambda: f"size_splits {sizes} does not have num_split={num_split} entries")
-    _check(sizes.count(-1) <= 1 and all(s >= -1 for s in sizes), lambda: f"size_splits {sizes}: at most one -1, no other negatives")
-    if -1 in sizes:
-        sizes[sizes.index(-1)] = x.shape[dim] - (sum(sizes) + 1)
-    _check(sum(sizes) == x.shape[dim] and min(sizes) >= 0, lambda: f"size_splits {sizes} do not split dim {dim} of size {x.shape[dim]}")
-    return tuple(torch.split(x, sizes, dim))
-
-
-def scatter_elements(node, data, indices, updates):
-    # y = data with y[..., indices[i], ...] = updates[i] along axis (aten.scatter); negative
-    # indices count from the end.
-    reduction = node.str("reduction")
-    _check(reduction == "none", f"attr reduction {reduction!r} is not implemented by the offline executor (only 'none')")
-    _same_dtype(data=data, updates=updates)
-    _check(indices.dtype in (torch.int32, torch.int64), f"indices must be int32 or int64, got {indices.dtype}")
-    _check(indices.shape == updates.shape, f"indices {list(indices.shape)} and updates {list(updates.shape)} must have one shape")
-    _check(indices.dim() == data.dim(), f"indices must have data's rank {data.dim()}, got {indices.dim()}")
-    axis = _axis(node.int("axis"), data.dim(), "attr axis")
-    size = data.shape[axis]
-    _check(bool(((indices >= -size) & (indices < size)).all()), f"indices out of range [-{size}, {size}) for axis {axis}")
-    return data.scatter(axis, indices.long() % max(size, 1), updates)
-
-
-def _gather(x, indices, axis, negative_ok):
-    _check(not indices.dtype.is_floating_point and indices.dtype != torch.bool, lambda: f"indices must be integers, got {indices.dtype}")
-    size = x.shape[axis]
-    low = -size if negative_ok else 0
-    _check(bool(((indices >= low) & (indices < size)).all()), lambda: f"indices out of range [{low}, {size}) for axis {axis}")
-    flat = indices.reshape(-1).long() % max(size, 1)
-    out = torch.index_select(x, axis, flat)
-    return out.reshape((*x.shape[:axis], *indices.shape, *x.shape[axis + 1:]))
-
-
-def gather(node, x, indices):
-    node.expect("batch_dims", 0)
-    node.bool("validate_indices")  # indices are always validated here
-    node.expect("is_preprocessed", False)
-    return _gather(x, indices, 0, node.bool("negative_index_support"))
-
-
-def gather_v2(node, x, indices, axis):
-    node.expect("batch_dims", 0)
-    node.expect("is_preprocessed", False)
-    dim = _axis(_int(axis, "axis"), x.dim(), "axis")
-    return _gather(x, indices, dim, node.bool("negative_index_support"))
-
-
-@planned(1, 2, 3, 4)
-def strided_slice_v2(node, begin, end, axes, strides):
-    for mask in ("ellipsis_mask", "new_axis_mask", "shrink_axis_mask"):
-        node.expect(mask, 0)
-    begin_mask, end_mask = node.int("begin_mask"), node.int("end_mask")
-    starts, stops = _ints(begin, "begin"), _ints(end, "end")
-    # Without axes, entry i slices dim i and mask bit i names both; with axes, whether a bit names
-    # the entry or the dim is not settled here, so masks are refused there (TorchAir sets none).
-    _check(axes is None or begin_mask == end_mask == 0, "begin_mask/end_mask together with the axes input are not implemented")
-    dims = _ints(axes, "axes") if axes is not None else list(range(len(starts)))
-    steps = _ints(strides, "strides") if strides is not None else [1] * len(starts)
-    _check(len(starts) == len(stops) == len(dims) == len(steps), "begin, end, axes and strides differ in length")
-    _check(all(s != 0 for s in steps), lambda: f"strides {steps} contain 0")
-
-    def run(x, *_):
-        for i, (start, stop, dim, step) in enumerate(zip(starts, stops, _axes(dims, x.dim(), "axes"), steps, strict=True)):
-            # A set mask bit i means: ignore begin[i] / end[i] and take the dim from its start / to its end.
-            start = None if begin_mask >> i & 1 else start
-            stop = None if end_mask >> i & 1 else stop
-            start, stop, step = slice(start, stop, step).indices(x.shape[dim])
-            if step > 0:
-                x = x[(slice(None),) * dim + (slice(start, stop, step),)]  # a view, as torch slices
-            else:
-                x = torch.index_select(x, dim, torch.arange(start, stop, step))  # torch has no negative steps
-        return x
-
-    return run
-
-
 GE_OPS = {
     "Abs": _unary(torch.abs),
     "Add": _binary(torch.add),
     "BatchMatMul": batch_mat_mul,
-    "BroadcastTo": broadcast_to,
+    "BroadcastTo": indexing.broadcast_to,
     "Cast": cast,
-    "ConcatV2": concat_v2,
+    "ClipByValueV2": clip_by_value_v2,
+    "ConcatV2": indexing.concat_v2,
     "Cos": _float_unary(torch.cos),
     "Cumsum": cumsum,
     "EmbeddingDenseGrad": embedding_dense_grad,
     "Equal": _binary(torch.eq),
     "Exp": exp,
-    "Expand": expand,
-    "Fill": fill,
+    "Expand": indexing.expand,
+    "Fill": indexing.fill,
     "FloorMod": floor_mod,
-    "Gather": gather,
-    "GatherV2": gather_v2,
+    "FloorDiv": floor_div,
+    "Gather": indexing.gather,
+    "GatherElements": indexing.gather_elements,
+    "GatherV2": indexing.gather_v2,
     "Gelu": gelu,
     "GeluGrad": gelu_grad,
     "Greater": _binary(torch.gt),
     "GreaterEqual": _binary(torch.ge),
-    "Identity": identity,
-    "IndexByTensor": index_by_tensor,
+    "Identity": indexing.identity,
+    "IndexByTensor": indexing.index_by_tensor,
     "LayerNormGradV3": layer_norm_grad_v3,
     "LayerNormV4": layer_norm_v4,
     "Less": _binary(torch.lt),
@@ -823,8 +506,8 @@ GE_OPS = {
     "NLLLossGrad": nll_loss_grad,
     "Neg": _unary(torch.neg),
     "NotEqual": _binary(torch.ne),
-    "Pack": pack,
-    "PadV3": pad_v3,
+    "Pack": indexing.pack,
+    "PadV3": indexing.pad_v3,
     "Pow": pow_,
     "Range": range_,
     "RealDiv": real_div,
@@ -832,27 +515,29 @@ GE_OPS = {
     "ReduceSum": reduce_sum,
     "Relu": _unary(torch.relu),
     "ReluGrad": relu_grad,
-    "Reshape": reshape,
+    "Reshape": indexing.reshape,
     "Rsqrt": _float_unary(torch.rsqrt),
-    "ScatterElements": scatter_elements,
+    "ScatterElements": indexing.scatter_elements,
     "SelectV2": select_v2,
-    "Shape": shape,
+    "Shape": indexing.shape,
     "Sigmoid": _float_unary(torch.sigmoid),
     "SigmoidGrad": sigmoid_grad,
     "Sign": _unary(torch.sign),
     "Sin": _float_unary(torch.sin),
+    "Sort": indexing.sort,
     "SoftmaxGrad": softmax_grad,
     "SoftmaxV2": softmax_v2,
-    "SplitV": split_v,
-    "Squeeze": squeeze,
-    "StridedSliceV2": strided_slice_v2,
+    "SplitV": indexing.split_v,
+    "Squeeze": indexing.squeeze,
+    "StridedSliceV2": indexing.strided_slice_v2,
     "Sub": _binary(torch.sub),
     "Swish": swish,
     "Sxpy": sxpy,
     "Tanh": _float_unary(torch.tanh),
     "TanhGrad": tanh_grad,
-    "Transpose": transpose,
+    "Transpose": indexing.transpose,
+    "TopKV2": indexing.top_k_v2,
     "Tril": tril,
-    "Unsqueeze": unsqueeze,
+    "Unsqueeze": indexing.unsqueeze,
     **COLLECTIVES,
 }

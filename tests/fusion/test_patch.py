@@ -8,7 +8,7 @@ import torch
 
 import airfuse
 from airfuse_op_counter import airfuse_op_counts
-from tiny_hf_models import CONFIGS, FAMILIES, tiny_model, token_ids
+from tiny_hf_models import CONFIGS, FAMILIES, TESTED_FAMILIES, tiny_model, token_ids
 
 pytest.importorskip("transformers")
 
@@ -28,6 +28,18 @@ EXPECTED_OPS = {
     "gemma3_text": {"rms_norm": 6 * LAYERS + 1, "rope": 2 * LAYERS, "gelu": LAYERS},
     "phi3": {"rms_norm": 2 * LAYERS + 1, "rope": 2 * LAYERS, "swiglu": LAYERS},
     "gpt2": {"gelu": LAYERS},
+    **{family: _LLAMA_LIKE for family in ("granite", "smollm3", "ministral", "seed_oss", "helium", "ernie4_5")},
+    # + q/k norms (HunYuan, EXAONE 4, OLMo 2/3: over all heads), + post-attention/MLP norms (GLM-4)
+    **{family: {**_LLAMA_LIKE, "rms_norm": 4 * LAYERS + 1} for family in ("hunyuan_v1_dense", "exaone4", "olmo2", "olmo3")},
+    "glm4": {"rms_norm": 4 * LAYERS + 1, "rope": 2 * LAYERS, "swiglu": LAYERS},
+    "phi": {"rope": 2 * LAYERS, "gelu": LAYERS},  # LayerNorm: unchanged
+    # MoE: the routed experts' gate -> swiglu; a shared expert (Qwen2-MoE, HunYuan-MoE) -> silu_mul.
+    "mixtral": {"rms_norm": 2 * LAYERS + 1, "rope": 2 * LAYERS, "swiglu": LAYERS},
+    "ernie4_5_moe": {"rms_norm": 2 * LAYERS + 1, "rope": 2 * LAYERS, "swiglu": LAYERS},
+    "qwen2_moe": {**_LLAMA_LIKE, "swiglu": LAYERS},
+    "qwen3_moe": {"rms_norm": 4 * LAYERS + 1, "rope": 2 * LAYERS, "swiglu": LAYERS},
+    "olmoe": {"rms_norm": 4 * LAYERS + 1, "rope": 2 * LAYERS, "swiglu": LAYERS},
+    "hunyuan_v1_moe": {**_LLAMA_LIKE, "rms_norm": 4 * LAYERS + 1, "swiglu": LAYERS},
 }
 
 # max |patched - unpatched| over max |unpatched| for the logits. float32 differs only by summation
@@ -44,7 +56,7 @@ def test_the_tiny_models_cover_every_supported_family():
     assert sorted(FAMILIES) == airfuse.patching.supported_families() == sorted(EXPECTED_OPS)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", TESTED_FAMILIES)
 def test_patched_model_dispatches_airfuse_ops_for_every_target(family):
     model = tiny_model(family)
     ids = token_ids()
@@ -54,7 +66,7 @@ def test_patched_model_dispatches_airfuse_ops_for_every_target(family):
 
 
 @pytest.mark.parametrize("dtype", RELATIVE_TOLERANCE, ids=str)
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", TESTED_FAMILIES)
 def test_patched_logits_match_unpatched(family, dtype):
     model = tiny_model(family, dtype)
     patched = airfuse.patch(copy.deepcopy(model))
@@ -119,8 +131,9 @@ def test_unsupported_model_names_the_supported_families():
 
     bert = AutoModel.from_config(AutoConfig.for_model("bert", hidden_size=32, num_hidden_layers=1,
                                                       num_attention_heads=2, intermediate_size=64, vocab_size=64))
-    with pytest.raises(ValueError, match=r"BertModel \(config.model_type 'bert'\) is not supported.*gemma, gemma2, "
-                                         r"gemma3_text, gpt2, llama, mistral, phi3, qwen2, qwen3"):
+    with pytest.raises(ValueError, match=r"BertModel \(config.model_type 'bert'\) is not supported.*ernie4_5, "
+                                         r"ernie4_5_moe, exaone4, gemma, gemma2, gemma3_text, glm4, gpt2, granite, .*qwen3_moe, "
+                                         r"seed_oss, smollm3"):
         airfuse.patch(bert)
     with pytest.raises(ValueError, match="model_type None"):
         airfuse.patch(torch.nn.Linear(2, 2))
@@ -131,4 +144,12 @@ def test_unsupported_activation_is_named_and_mlp_false_patches_the_rest(monkeypa
     with pytest.raises(ValueError, match=r"LlamaMLP.act_fn is ReLU.*mlp=False"):
         airfuse.patch(tiny_model("llama"))
     model = airfuse.patch(tiny_model("llama"), mlp=False)
+    assert airfuse_op_counts(model, token_ids()) == {"rms_norm": 2 * LAYERS + 1, "rope": 2 * LAYERS}
+
+
+def test_moe_experts_with_another_activation_are_refused_by_name(monkeypatch):
+    monkeypatch.setitem(CONFIGS, "mixtral", {**CONFIGS["mixtral"], "hidden_act": "gelu"})
+    with pytest.raises(ValueError, match=r"MixtralExperts.act_fn is GELUActivation.*mlp=False"):
+        airfuse.patch(tiny_model("mixtral"))
+    model = airfuse.patch(tiny_model("mixtral"), mlp=False)
     assert airfuse_op_counts(model, token_ids()) == {"rms_norm": 2 * LAYERS + 1, "rope": 2 * LAYERS}

@@ -17,7 +17,11 @@ dynamic, cache on (the default call) and off:
 attention x {float32, bfloat16} x {cache on, off} x {dynamic, static}.
 
 A compiled training step (default attention, float32, labels -> loss -> backward) is checked per
-family too.
+family too. The MoE families (Mixtral, Qwen2-MoE, Qwen3-MoE) run transformers' default grouped-matmul
+experts, their data-dependent routing (top-k, sort, histc, grouped matmuls over the per-expert
+counts) in one graph with static shapes (``airfuse.torchair_gaps``): no graph break. Their compiles
+are the slowest, so ``make test`` runs Mixtral's training step only (and each family's static
+forward in tests/fusion/test_more_families.py); ``make hf-matrix`` all three on every axis.
 """
 
 import os
@@ -27,7 +31,7 @@ import torch
 
 import airfuse
 from airfuse.opdef import dtype_name
-from airfuse.testing import CAUSAL_LM_FAMILIES, tiny_causal_lm
+from airfuse.testing import CAUSAL_LM_FAMILIES, MOE_FAMILIES, tiny_causal_lm
 
 # Largest |compiled - eager| relative to max |eager|. float32: a few roundings (measured <= 1e-6).
 # bfloat16: eager and the GE graph round intermediates at different points (SDPA's CPU kernel vs
@@ -53,6 +57,10 @@ def _runs(family):
             for dtype in DTYPES
             for use_cache in (True, False)
         ]
+    if family in MOE_FAMILIES:
+        # Their compiles are the slowest (Mixtral's dynamic run with the cache took 206 s on a loaded
+        # 2-core host): make test compiles each statically in tests/fusion/test_more_families.py.
+        return []
     return [
         ("default", True, torch.float32, True),
         ("default", False, torch.bfloat16, False),
@@ -139,7 +147,7 @@ def _training_step(model, run, ids):
     return {"loss": loss.detach(), **{name: p.grad for name, p in model.named_parameters()}}
 
 
-@pytest.mark.parametrize("family", CAUSAL_LM_FAMILIES)
+@pytest.mark.parametrize("family", [f for f in CAUSAL_LM_FAMILIES if FULL_MATRIX or f not in MOE_FAMILIES or f == "mixtral"])
 def test_training_step_gradients_equal_eager(family):
     model = _model(family, "default", torch.float32).train()
     compiled = torch.compile(model, backend=airfuse.get_npu_backend(), dynamic=False)
