@@ -1,5 +1,5 @@
 # Two commands do all the set-up on a fresh clone: `make test` and `make demo`.
-# Each creates .venv if missing, installs airfuse editable with its test and demo extras (pinned),
+# Each creates .venv if missing, installs airfuse editable with its test, demo and onnx extras (pinned),
 # obtains offline TorchAir once (into $AIRFUSE_CACHE_DIR, default ~/.cache/airfuse) and runs.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -38,7 +38,7 @@ setup: $(INSTALLED)
 # Reinstalled only when the package metadata changes; pip finds torch==2.13.0 offline here.
 $(INSTALLED): setup.py pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,demo]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,demo,onnx]'
 	touch $@
 
 clean:
