@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.airfuse-installed
 
-.PHONY: test demo fuzz hf-matrix setup clean
+.PHONY: test demo fuzz hf-matrix onnx-matrix setup clean
 
 test: setup twin
 	$(PY) -m pytest -q tests
@@ -23,6 +23,10 @@ fuzz: setup twin
 # KV cache and static/dynamic (`make test` covers each axis per family); about 10x its time.
 hf-matrix: setup twin
 	AIRFUSE_HF_MATRIX=full $(PY) -m pytest -q tests/graph/test_hf_models.py
+
+# ONNX export of every Hugging Face family, patched and fused, in both forms (`make test` exports four).
+onnx-matrix: setup twin
+	AIRFUSE_ONNX_MATRIX=full $(PY) -m pytest -q tests/onnx/test_onnx_families.py
 
 # The CPU twin of the Ascend C kernels (build/libairfuse_twin.so), airfuse's fused CPU kernels
 # (build/libairfuse_cpu.so, csrc/cpu), the NPU eager binding and the emulated NPU that tests it

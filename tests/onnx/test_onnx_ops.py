@@ -8,6 +8,9 @@ reference evaluator on the same kernels. ONNX Runtime's CPU provider has no bflo
 these ops (pinned below, so that a release that adds them shows up).
 """
 
+import subprocess
+import sys
+
 import onnx
 import onnx.utils
 import onnxruntime
@@ -48,6 +51,13 @@ def _sub_model(model, input_names, output_names, keep):
 
 def _tag(dtype):
     return str(dtype).removeprefix("torch.")
+
+
+def test_import_airfuse_imports_no_onnx_package():
+    packages = ("onnx", "onnx_ir", "onnxscript", "onnxruntime", "onnxruntime_extensions")
+    code = f"import sys, airfuse; print([m for m in {packages!r} if m in sys.modules])"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]"
 
 
 def test_translations_cover_every_forward_op():
