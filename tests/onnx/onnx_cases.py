@@ -116,9 +116,9 @@ class AllOps(torch.nn.Module):
 
 
 def build(dtypes, size, seed=0):
-    """(module, inputs, dynamic shapes, input names, output names, the dtype of the case of each output) for ``dtypes``."""
+    """(module, inputs, dynamic shapes, input names, output names) for ``dtypes``."""
     generator = torch.Generator().manual_seed(seed)
-    plan, inputs, dynamic, input_names, output_names, case_dtypes = [], [], [], [], [], []
+    plan, inputs, dynamic, input_names, output_names = [], [], [], [], []
     for dtype in dtypes:
         tag = str(dtype).removeprefix("torch.")
         for case in cases_for(dtype):
@@ -130,5 +130,4 @@ def build(dtypes, size, seed=0):
                 dynamic.append(None if dims is None else {d: dim for d, dim in zip(dims, (BATCH, SEQ)) if d is not None})
                 input_names.append(f"{case.name}.{tag}.{param.name}")
             output_names += [f"{case.name}.{tag}.{p.name}" for p in opdef.outputs]
-            case_dtypes += [dtype] * len(opdef.outputs)
-    return AllOps(plan), tuple(inputs), tuple(dynamic), input_names, output_names, case_dtypes
+    return AllOps(plan), tuple(inputs), tuple(dynamic), input_names, output_names

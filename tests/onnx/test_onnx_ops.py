@@ -31,15 +31,20 @@ _STANDARD_TYPES = {
 }
 
 
+@pytest.fixture(scope="module")
+def program():
+    """One ExportedProgram of every case, translated to each form below."""
+    module, inputs, dynamic, input_names, output_names = build(_DTYPES, EXPORT_SIZE)
+    exported = airfuse.onnx.export_program(module, inputs, dynamic_shapes=(dynamic,), fuse=False)
+    return module, exported, input_names, output_names
+
+
 @pytest.fixture(scope="module", params=airfuse.onnx.FORMS)
-def exported(request):
-    module, inputs, dynamic, input_names, output_names, case_dtypes = build(_DTYPES, EXPORT_SIZE)
-    program = airfuse.onnx.export(
-        module, inputs, form=request.param, dynamic_shapes=(dynamic,), fuse=False,
-        input_names=input_names, output_names=output_names,
-    )
+def exported(request, program):
+    module, exported_program, input_names, output_names = program
+    onnx_program = airfuse.onnx.export(exported_program, form=request.param, input_names=input_names, output_names=output_names)
     _, run_inputs, *_ = build(_DTYPES, RUN_SIZE, seed=1)
-    return request.param, program.model_proto, module, run_inputs, input_names, output_names, case_dtypes
+    return request.param, onnx_program.model_proto, module, run_inputs, input_names, output_names
 
 
 def _sub_model(model, input_names, output_names, keep):
@@ -97,7 +102,7 @@ def test_nodes_are_the_forms_own(exported):
 
 @pytest.mark.parametrize("dtype", _DTYPES, ids=_tag)
 def test_ort_matches_eager(exported, dtype):
-    form, model, module, run_inputs, input_names, output_names, case_dtypes = exported
+    form, model, module, run_inputs, input_names, output_names = exported
     tag = f".{_tag(dtype)}."
     sub, inputs, outputs = _sub_model(model, input_names, output_names, lambda name: tag in name)
     feeds = [run_inputs[input_names.index(name)] for name in inputs]
