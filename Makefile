@@ -1,5 +1,5 @@
 # Two commands do all the set-up on a fresh clone: `make test` and `make demo`.
-# Each creates .venv if missing, installs airfuse editable with its test and demo extras (pinned),
+# Each creates .venv if missing, installs airfuse editable with its test, demo and onnx extras (pinned),
 # obtains offline TorchAir once (into $AIRFUSE_CACHE_DIR, default ~/.cache/airfuse) and runs.
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
@@ -7,7 +7,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.airfuse-installed
 
-.PHONY: test demo fuzz hf-matrix dist-matrix setup clean vendor-check vendor-build
+.PHONY: test demo fuzz hf-matrix dist-matrix onnx-matrix setup clean vendor-check vendor-build
 
 test: setup twin vendor-build
 	$(PY) -m pytest -q tests
@@ -39,6 +39,10 @@ hf-matrix: setup twin
 dist-matrix: setup twin
 	AIRFUSE_DIST_MATRIX=full $(PY) -m pytest -q -s tests/distributed/test_hf_training.py -k two_ranks
 
+# ONNX export of every Hugging Face family, patched and fused, in both forms (`make test` exports four).
+onnx-matrix: setup twin
+	AIRFUSE_ONNX_MATRIX=full $(PY) -m pytest -q tests/onnx/test_onnx_families.py
+
 # The CPU twin of the Ascend C kernels (build/libairfuse_twin.so), airfuse's fused CPU kernels
 # (build/libairfuse_cpu.so, csrc/cpu), the NPU eager binding and the emulated NPU that tests it
 # (csrc/npu/binding.cmake); incremental after the first run.
@@ -53,7 +57,7 @@ setup: $(INSTALLED)
 # Reinstalled only when the package metadata changes; pip finds torch==2.13.0 offline here.
 $(INSTALLED): setup.py pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,demo]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,demo,onnx]'
 	touch $@
 
 clean:

@@ -31,6 +31,12 @@ def fuse_graph(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """The aten graph of Dynamo's ``gm`` with every composite airfuse fuses replaced."""
     aten_gm = retrace(gm)
     specialize_norm_epsilons(gm, aten_gm)
+    return rewrite_composites(aten_gm)
+
+
+def rewrite_composites(aten_gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
+    """``aten_gm`` (an aten graph as ``retrace`` or ``torch.export`` makes it, no-op casts dropped)
+    with every composite airfuse fuses replaced, in place."""
     for matcher in _matchers():
         matcher.apply(aten_gm)
     drop_empty_concat_operands(aten_gm)
