@@ -98,14 +98,27 @@ class Tiling:
     tiling_key: int = 0  # op_host's SetTilingKey: which of the kernel's TILING_KEY_IS branches runs
 
 
+# The arguments of each twin_tiling_<kind> after the SoC name (twin/src/capi.cpp), named as the
+# caller knows them: errors name the argument they refuse.
+TILING_ARGUMENTS = {
+    "rms_norm": ("rows", "cols", "x_dtype", "gamma_dtype", "epsilon", "block_dim"),
+    "add_rms_norm": ("rows", "cols", "x_dtype", "gamma_dtype", "epsilon", "block_dim"),
+    "rms_norm_grad": ("rows", "cols", "x_dtype", "gamma_dtype", "block_dim"),
+    "add": ("elems", "dtype", "block_dim"),
+    "act": ("op", "rows", "cols", "dtype", "approximate", "block_dim"),
+    "rope": ("backward", "rank", "x_shape", "table_shape", "x_dtype", "table_dtype", "mode", "block_dim"),
+}
+
+
 def tiling(kind: str, chip: str, *args) -> Tiling:
-    """The op_host tiling core's answer for op ``kind`` (rms_norm, rms_norm_grad, add_rms_norm, add, rope)."""
+    """The op_host tiling core's answer for op ``kind`` (rms_norm, rms_norm_grad, add_rms_norm, add, rope),
+    given the arguments TILING_ARGUMENTS names."""
     lib = library()
     data = ctypes.create_string_buffer(lib.twin_tiling_size(kind.encode()))
     block_dim, workspace, size, key = ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint32(), ctypes.c_uint64()
     err = ctypes.create_string_buffer(_ERR_LEN)
     fn = getattr(lib, f"twin_tiling_{kind}")
-    _check_fits(f"twin tiling {kind}", args, fn.argtypes[1 : 1 + len(args)])
+    _check_fits(f"twin tiling {kind}", TILING_ARGUMENTS[kind], args, fn.argtypes[1 : 1 + len(args)])
     if fn(chip.encode(), *args, data, *map(ctypes.byref, (block_dim, workspace, size, key)), err, _ERR_LEN):
         raise TwinError(err.value.decode())
     return _tiling_of(data, size.value, block_dim.value, workspace.value, key.value)
@@ -121,12 +134,12 @@ def _tiling_of(data, size: int, block_dim: int, workspace: int, key: int) -> Til
 _INT_RANGE = {ctypes.c_uint32: (0, 2**32 - 1), ctypes.c_uint64: (0, 2**64 - 1), ctypes.c_int32: (-(2**31), 2**31 - 1)}
 
 
-def _check_fits(what: str, values, c_types):
+def _check_fits(what: str, names, values, c_types):
     """ctypes wraps an int that does not fit its C type (2**32 + 5 becomes 5): refuse it instead."""
-    for index, (value, c_type) in enumerate(zip(values, c_types, strict=True)):
+    for name, value, c_type in zip(names, values, c_types, strict=True):
         low, high = _INT_RANGE.get(c_type, (None, None))
         if low is not None and not (_is_integer(value) and low <= operator.index(value) <= high):
-            raise TwinError(f"{what}: argument {index} is {value!r}, outside the {c_type.__name__} range {low}..{high}")
+            raise TwinError(f"{what}: {name} is {value!r}, outside the {c_type.__name__} range {low}..{high}")
 
 
 def _is_integer(value) -> bool:
@@ -321,8 +334,9 @@ def act_tiling(op, chip: str, rows: int, cols: int, dtype, approximate: int = 0,
     data = ctypes.create_string_buffer(lib.twin_tiling_size(b"act"))
     bd, workspace, size, key = ctypes.c_uint32(), ctypes.c_uint64(), ctypes.c_uint32(), ctypes.c_uint64()
     err = ctypes.create_string_buffer(_ERR_LEN)
-    if lib.twin_tiling_act(chip.encode(), op.ir_base_name.encode(), rows, cols, GE_DTYPE[dtype], approximate, block_dim, data,
-                           *map(ctypes.byref, (bd, workspace, size, key)), err, _ERR_LEN):
+    args = (op.ir_base_name.encode(), rows, cols, GE_DTYPE[dtype], approximate, block_dim)
+    _check_fits(f"twin tiling {op.ir_base_name}", TILING_ARGUMENTS["act"], args, lib.twin_tiling_act.argtypes[1 : 1 + len(args)])
+    if lib.twin_tiling_act(chip.encode(), *args, data, *map(ctypes.byref, (bd, workspace, size, key)), err, _ERR_LEN):
         raise TwinError(err.value.decode())
     return _tiling_of(data, size.value, bd.value, workspace.value, key.value)
 

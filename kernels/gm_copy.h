@@ -37,7 +37,9 @@ __aicore__ inline uint32_t RoundUpTo(uint32_t n, uint32_t e) { return (n + e - 1
 
 // Scalar GM stores of a range shorter than one block (a whole tensor under 32 B, one core):
 // DataCopy would write past its end. The data cache is written back line by line.
-template <typename U> __aicore__ inline void StoreScalar(const GlobalTensor<U>& gm, const LocalTensor<U>& ub, uint64_t off, uint32_t n) {
+// `gm` is taken by value: GlobalTensor::SetValue is not const in CANN's headers, and a copy of
+// the tensor views the same GM.
+template <typename U> __aicore__ inline void StoreScalar(GlobalTensor<U> gm, const LocalTensor<U>& ub, uint64_t off, uint32_t n) {
     int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
     SetFlag<HardEvent::V_S>(eventVS);
     WaitFlag<HardEvent::V_S>(eventVS);

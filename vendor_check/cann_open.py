@@ -88,7 +88,7 @@ def _write_state(build_dir: Path, state: dict) -> None:
 
 def build(build_dir: Path, sources: VendorSources, python: str) -> None:
     cache = build_dir / "CMakeCache.txt"
-    configure = ["cmake", "-S", str(PROJECT / "vendor_check"), "-B", str(build_dir),
+    configure = ["cmake", "-S", str(PROJECT / "vendor_check"), "-B", str(build_dir), "-G", "Unix Makefiles",
                  f"-DCANN_LAYOUT={sources.layout}", f"-DCANN_ROOT={sources.root}", f"-DAIRFUSE_PYTHON={python}"]
     state_file = build_dir / "state.json"
     previous = json.loads(state_file.read_text()) if state_file.is_file() else {}
@@ -118,7 +118,13 @@ def main(argv: list[str] | None = None) -> int:
         if shutil.which("cmake") is None:
             raise SystemExit("vendor check: cmake is not on PATH")
         _write_state(args.build, {"status": "building", "sources": asdict(sources)})
-        build(args.build, sources, sys.executable)
+        try:
+            build(args.build, sources, sys.executable)
+        except subprocess.CalledProcessError as error:
+            reason = f"`{' '.join(error.cmd)}` failed (exit {error.returncode}); its errors are above"
+            _write_state(args.build, {"status": "failed", "sources": asdict(sources), "reason": reason})
+            print(f"vendor check FAILED: {reason}", file=sys.stderr)
+            return 1
         _write_state(args.build, {"status": "built", "sources": asdict(sources)})
     return 0
 

@@ -195,8 +195,8 @@ def test_copy_paths_follow_their_docs(broken, path, api, which, doc, allowed, ch
                 run(broken, symbol, chip=chip)
 
 
-def test_data_copy_pad_does_not_exist_on_310p(broken):
-    with pytest.raises(twin.TwinError, match=r"DataCopyPad\(GM->UB\): DataCopyPad does not exist on Ascend310P3"):
+def test_data_copy_pad_is_refused_on_310p(broken):
+    with pytest.raises(twin.TwinError, match=r"DataCopyPad\(GM->UB\): DataCopyPad is not supported on Ascend310P3 \(CANN's headers declare it deprecated there"):
         run(broken, "pad_copy", chip="Ascend310P3")
     run(broken, "pad_copy")  # the same kernel is legal on 910B
 
@@ -208,23 +208,30 @@ ROOT = Path(__file__).resolve().parents[2]
                                     "silu_mul_grad.cpp", "swiglu.cpp", "swiglu_grad.cpp", "gelu.cpp", "gelu_grad.cpp"])
 @pytest.mark.parametrize("dtypes", [("half", "half"), ("float", "float"), ("half", "float")], ids="-".join)
 def test_kernels_compile_for_310p_without_data_copy_pad(source, dtypes):
-    """CANN builds the kernels for 310P with __CCE_AICORE__ 200, where DataCopyPad does not exist
-    (the twin's headers hide it then): the kernels must leave that path out at compile time."""
+    """CANN builds the kernels for 310P with __CCE_AICORE__ 200, where DataCopyPad is a deprecated,
+    unsupported API (compiled to nothing on the NPU; the twin's headers mark it the same way): the
+    kernels must leave that path out at compile time."""
     cxx = shutil.which("c++") or shutil.which("g++")
-    cmd = [cxx, "-std=c++17", "-fsyntax-only", "-D__CCE_AICORE__=200", f"-DDTYPE_X={dtypes[0]}", f"-DDTYPE_A={dtypes[0]}", f"-DDTYPE_GAMMA={dtypes[1]}",
+    cmd = [cxx, "-std=c++17", "-fsyntax-only", "-Werror=deprecated-declarations", "-D__CCE_AICORE__=200", f"-DDTYPE_X={dtypes[0]}", f"-DDTYPE_A={dtypes[0]}", f"-DDTYPE_GAMMA={dtypes[1]}",
            f"-DDTYPE_X1={dtypes[0]}", f"-DDTYPE_DY={dtypes[0]}", f"-DDTYPE_COS={dtypes[1]}",
            f"-I{ROOT / 'twin/include'}", f"-I{ROOT / 'op_host/tiling'}", f"-I{ROOT / 'kernels'}", str(ROOT / "kernels" / source)]
     result = subprocess.run(cmd, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
 
 
-def test_the_310p_headers_have_no_data_copy_pad(tmp_path):
+def test_the_310p_headers_keep_data_copy_pad_deprecated(tmp_path):
+    """As CANN's 310P headers: DataCopyPad compiles there, with a deprecation warning that names it
+    unsupported on the device; on 910B it is an ordinary API."""
     src = tmp_path / "pad.cpp"
-    src.write_text('#include "kernel_operator.h"\nvoid f(AscendC::DataCopyExtParams);\n')
+    src.write_text('#include "kernel_operator.h"\nusing namespace AscendC;\n'
+                   'void f(const LocalTensor<float>& ub, const GlobalTensor<float>& gm) {\n'
+                   '    DataCopyPad(gm, ub, DataCopyExtParams(1, 4, 0, 0, 0));\n}\n')
     cmd = [shutil.which("c++") or shutil.which("g++"), "-std=c++17", "-fsyntax-only", f"-I{ROOT / 'twin/include'}",
            f"-I{ROOT / 'op_host/tiling'}", str(src)]
-    assert subprocess.run(cmd, capture_output=True).returncode == 0
-    assert subprocess.run(cmd + ["-D__CCE_AICORE__=200"], capture_output=True).returncode != 0
+    assert subprocess.run(cmd + ["-Werror=deprecated-declarations"], capture_output=True).returncode == 0
+    on_310p = subprocess.run(cmd + ["-D__CCE_AICORE__=200"], capture_output=True, text=True)
+    assert on_310p.returncode == 0 and "DataCopyPad is an unsupported API on current device (310P)" in on_310p.stderr
+    assert subprocess.run(cmd + ["-D__CCE_AICORE__=200", "-Werror=deprecated-declarations"], capture_output=True).returncode != 0
 
 
 @pytest.mark.parametrize("chip", ["Ascend910B2", "Ascend310P3"])

@@ -27,8 +27,12 @@ def test_a_block_dim_above_the_core_count_runs_in_waves():
 @pytest.mark.parametrize("block_dim", [2**32 + 5, -1, 2**64])
 def test_values_beyond_their_c_type_are_refused_not_wrapped(block_dim):
     x = torch.randn(2, 8)
-    with pytest.raises(twin.TwinError, match=rf"argument 2 is {block_dim}, outside the c_uint"):
+    with pytest.raises(twin.TwinError, match=rf"^twin tiling add: block_dim is {block_dim}, outside the c_uint range 0\.\.4294967295$"):
         twin.add(x, x, block_dim=block_dim)
+    with pytest.raises(twin.TwinError, match=rf"^twin tiling rms_norm: block_dim is {block_dim}, outside the c_uint"):
+        twin.rms_norm(x, x[0], block_dim=block_dim)
+    with pytest.raises(twin.TwinError, match=rf"^twin tiling silu_mul: block_dim is {block_dim}, outside the c_uint"):
+        twin.silu_mul(x, x, block_dim=block_dim)
 
 
 def test_the_launcher_refuses_block_dim_beyond_the_limit():

@@ -310,7 +310,8 @@ void CheckGlobalSize(const char* api, uint64_t needElems, uint64_t haveElems) {
 
 void CheckDataCopyPad(const char* api, uint32_t blockLen, uint32_t elemSize, uint16_t blockCount) {
     Core& c = Cur();
-    if (!c.chip->hasDataCopyPad) Fail(api, Fmt("DataCopyPad does not exist on %s", c.chip->socVersion));
+    if (!c.chip->hasDataCopyPad) Fail(api, Fmt("DataCopyPad is not supported on %s (CANN's headers declare it deprecated there and compile it to nothing)",
+                                               c.chip->socVersion));
     if (blockLen % elemSize != 0) Fail(api, Fmt("blockLen %u bytes is not a multiple of the element size %u", blockLen, elemSize));
     if (blockLen > 2097151) Fail(api, Fmt("blockLen %u exceeds 2097151", blockLen));
     if (blockCount > 4095) Fail(api, Fmt("blockCount %u exceeds 4095", blockCount));

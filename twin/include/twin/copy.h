@@ -3,9 +3,6 @@
 #include <initializer_list>
 #include "tensor.h"
 
-// CANN's headers for 310P (__CCE_AICORE__ 200) have no DataCopyPad: a kernel compiled for that
-// chip must not name it (tests/kernels/test_consistency.py compiles the kernels so).
-#if !(defined(__CCE_AICORE__) && __CCE_AICORE__ == 200)
 namespace AscendC {
 
 struct DataCopyExtParams {
@@ -30,7 +27,6 @@ template <typename T> struct DataCopyPadExtParams {
 };
 
 }  // namespace AscendC
-#endif
 
 namespace twin {
 
@@ -131,12 +127,22 @@ template <typename T> void DataCopy(const GlobalTensor<T>& dst, const LocalTenso
     bool zeros = !twin::Cur().countOnly && twin::AllZero(src.Data(), bytes);
     in.Gm(dst.GetPhyAddr(), bytes, true, zeros ? twin::GmWriteKind::kZeros : twin::GmWriteKind::kPlain);
     twin::Cur().gmWritten += bytes;
-    if (!twin::Cur().countOnly) std::memcpy(dst.GetPhyAddr(), src.Data(), bytes);
+    if (!twin::Cur().countOnly) std::memcpy(dst.GetPhyAddr(0), src.Data(), bytes);
 }
 
-#if !(defined(__CCE_AICORE__) && __CCE_AICORE__ == 200)
+// CANN's headers for 310P (__CCE_AICORE__ 200) keep DataCopyPad, marked deprecated ("an
+// unsupported API on current device"): an NPU build compiles it to nothing and a CPU-debug run
+// aborts. The twin declares it the same way and refuses it when run as a 310P chip
+// (twin/src/runtime.cpp CheckDataCopyPad); the kernels leave it out of their 310P builds.
+#if defined(__CCE_AICORE__) && __CCE_AICORE__ == 200
+#define TWIN_UNSUPPORTED_ON_THIS_CHIP(api) [[deprecated(api " is an unsupported API on current device (310P)")]]
+#else
+#define TWIN_UNSUPPORTED_ON_THIS_CHIP(api)
+#endif
+
 // GM->UB: each block lands 32 B-aligned, padded up to whole 32 B blocks, then dstStride blocks.
 template <typename T>
+TWIN_UNSUPPORTED_ON_THIS_CHIP("DataCopyPad")
 void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p, const DataCopyPadExtParams<T>& pad) {
     const char* api = "DataCopyPad(GM->UB)";
     twin::CheckDataCopyPad(api, p.blockLen, sizeof(T), p.blockCount);
@@ -172,7 +178,9 @@ void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Da
 }
 
 // UB->GM: each source block starts 32 B-aligned (then srcStride blocks); exactly blockLen bytes reach GM.
-template <typename T> void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p) {
+template <typename T>
+TWIN_UNSUPPORTED_ON_THIS_CHIP("DataCopyPad")
+void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p) {
     const char* api = "DataCopyPad(UB->GM)";
     twin::CheckDataCopyPad(api, p.blockLen, sizeof(T), p.blockCount);
     twin::CheckUbOperand(api, "src", src.GetPosition(), src.UbOffset());
@@ -190,10 +198,10 @@ template <typename T> void DataCopyPad(const GlobalTensor<T>& dst, const LocalTe
     twin::Cur().gmWritten += uint64_t(p.blockLen) * p.blockCount;
     if (twin::Cur().countOnly) return;
     auto* ub = reinterpret_cast<const uint8_t*>(src.Data());
-    auto* gm = reinterpret_cast<uint8_t*>(dst.GetPhyAddr());
+    auto* gm = reinterpret_cast<uint8_t*>(dst.GetPhyAddr(0));
     for (uint32_t b = 0; b < p.blockCount; ++b) std::memcpy(gm + b * gmStep, ub + b * ubStep, p.blockLen);
 }
 
-#endif
+#undef TWIN_UNSUPPORTED_ON_THIS_CHIP
 
 }  // namespace AscendC

@@ -62,14 +62,15 @@ private:
 
 template <TPosition pos = TPosition::VECCALC> class TBuf {
 public:
-    template <typename T> LocalTensor<T> Get() const { return Get<T>(len_ / sizeof(T)); }
-    template <typename T> LocalTensor<T> Get(uint32_t count) const {
+    // Not const, as in CANN's kernel_tpipe.h.
+    template <typename T> LocalTensor<T> Get() { return Get<T>(len_ / sizeof(T)); }
+    template <typename T> LocalTensor<T> Get(uint32_t count) {
         Check("TBuf::Get");
         if (uint64_t(count) * sizeof(T) > len_)
             twin::Fail("TBuf::Get", twin::Fmt("%u elements of %s exceed the buffer's %u bytes", count, twin::TypeName<T>(), len_));
         return LocalTensor<T>(off_, count * sizeof(T), pos);
     }
-    template <typename T> LocalTensor<T> GetWithOffset(uint32_t count, uint32_t bufOffset) const {
+    template <typename T> LocalTensor<T> GetWithOffset(uint32_t count, uint32_t bufOffset) {
         Check("TBuf::GetWithOffset");
         if (bufOffset % 32 != 0) twin::Fail("TBuf::GetWithOffset", twin::Fmt("offset %u is not a multiple of 32 bytes", bufOffset));
         if (bufOffset + uint64_t(count) * sizeof(T) > len_)
@@ -139,17 +140,16 @@ inline int64_t GetBlockIdx() { return twin::Cur().blockIdx; }
 inline int64_t GetBlockNum() { return twin::Cur().blockNum; }
 
 // Hardware SyncAll: all blocks must be resident, the kernel type must start the scheduler that
-// carries the cross-core flags, and the chip must have it (twin/src/runtime.cpp). CANN's 310P
-// headers declare it but compile it to nothing; here it does not exist for 310P builds.
-#if !(defined(__CCE_AICORE__) && __CCE_AICORE__ == 200)
-inline void SyncAll() { twin::SyncAllBlocks(); }
-#endif
+// carries the cross-core flags, and the chip must have it (twin/src/runtime.cpp). CANN's headers
+// declare it for every chip; on 310P an NPU build compiles it to nothing and a CPU-debug run
+// aborts, so the twin refuses it when run as a 310P chip.
+template <bool isAIVOnly = true> inline void SyncAll() { twin::SyncAllBlocks(); }
 
 // The soft SyncAll, on every chip with TPipe (twin/src/runtime.cpp SoftSyncAllBlocks).
 template <bool isAIVOnly = true>
 inline void SyncAll(const GlobalTensor<int32_t>& gmWorkspace, const LocalTensor<int32_t>& ubWorkspace, const int32_t usedCores = 0) {
     twin::CheckUbOperand("SyncAll(gmWorkspace, ubWorkspace, usedCores)", "ubWorkspace", ubWorkspace.GetPosition(), ubWorkspace.UbOffset());
-    twin::SoftSyncAllBlocks(gmWorkspace.GetPhyAddr(), gmWorkspace.GetSize(), ubWorkspace.Bytes(), usedCores);
+    twin::SoftSyncAllBlocks(gmWorkspace.GetPhyAddr(0), gmWorkspace.GetSize(), ubWorkspace.Bytes(), usedCores);
 }
 
 // The user part, after the chip's system workspace (dav_c220 GetUserWorkspace: + RESERVED_WORKSPACE).

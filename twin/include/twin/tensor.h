@@ -89,7 +89,9 @@ public:
         return g;
     }
     uint64_t GetSize() const { return size_; }
-    T* GetPhyAddr() const { return base_; }
+    // As in CANN's kernel_tensor.h: the base address is read-only, an offset one writable.
+    const T* GetPhyAddr() const { return base_; }
+    T* GetPhyAddr(uint64_t offset) const { return base_ + offset; }
 
     // Scalar GM access (through the core's data cache on the NPU; flush writes with
     // DataCacheCleanAndInvalid). Bounds-checked and counted like a copy of one element.
@@ -100,7 +102,8 @@ public:
         twin::Cur().gmRead += sizeof(T);
         return twin::Cur().countOnly ? T{} : base_[i];
     }
-    void SetValue(uint64_t i, T v) const {
+    // Not const, as in CANN's kernel_tensor.h: a const GlobalTensor cannot be written.
+    void SetValue(uint64_t i, T v) {
         const char* api = "GlobalTensor::SetValue";
         CheckElem(api, i);
         twin::Instr(api, twin::kPipeS).Gm(base_ + i, sizeof(T), true);
