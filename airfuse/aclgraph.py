@@ -1,0 +1,211 @@
+"""TorchAir's npugraph_ex (aclgraph) mode, offline: TorchAir's own pipeline with a stand-in for
+torch_npu, and ``capture_aclgraph`` to see what that mode captures.
+
+In ``mode="npugraph_ex"`` (or ``"reduce-overhead"``, the older name of the same pipeline)
+TorchAir keeps the FX graph AOTAutograd gives it, runs its aclgraph passes on it (stream and event
+passes, view and no-op clean-ups, re-inplacing, ``decompose_auto_functionalized``, workspace and
+core-limit passes), generates Python that captures the graph's eager kernels into an
+``NPUGraph`` on the first call and replays it afterwards. Offline all of that runs unchanged;
+``airfuse.offline.torch_npu_standin`` stands in for torch_npu while a graph compiles or runs, and
+its ``NPUGraph`` records the kernels (airfuse's CPU kernels for airfuse ops) and replays them.
+"""
+
+import contextlib
+import copy
+import importlib
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .offline import npu_graph, torch_npu_standin
+
+ACLGRAPH_MODES = ("npugraph_ex", "reduce-overhead")
+
+
+def is_aclgraph_mode(compiler_config) -> bool:
+    return compiler_config is not None and compiler_config.mode.value in ACLGRAPH_MODES
+
+
+def offline_config(compiler_config):
+    """A copy of ``compiler_config`` without what needs CANN or torch_npu: the static-kernel path
+    is refused, TorchAir's pattern fusion pass (its replacements call ``torch.ops.npu.*``, which
+    only torch_npu registers) is turned off with a warning saying so."""
+    config = copy.deepcopy(compiler_config)
+    if config.experimental_config.aclgraph._aclnn_static_shape_kernel:
+        raise RuntimeError(
+            "airfuse: experimental_config.aclgraph._aclnn_static_shape_kernel compiles static-shape kernels with "
+            "CANN's op compiler; it needs an Ascend NPU with CANN, and airfuse is running TorchAir offline"
+        )
+    if config.experimental_config.pattern_fusion_pass:
+        warnings.warn(
+            "airfuse: TorchAir's experimental_config.pattern_fusion_pass is turned off offline: its patterns are "
+            "replaced by torch_npu's own ops (torch.ops.npu.*), which exist only where torch_npu is installed",
+            UserWarning,
+            stacklevel=4,
+        )
+        config.experimental_config.pattern_fusion_pass = False
+    return config
+
+
+def offline_backend(torchair, compiler_config, decompositions):
+    """TorchAir's backend for an aclgraph-mode ``compiler_config``, compiling and running its graphs
+    (forward and backward, whenever AOTAutograd compiles them) with the torch_npu stand-in installed."""
+    backend = torchair.get_npu_backend(compiler_config=offline_config(compiler_config), custom_decompositions=decompositions)
+
+    def aclgraph_backend(gm, example_inputs):
+        with torch_npu_standin.installed(), _compilers_install_standin():
+            return _runs_with_standin(backend(gm, example_inputs))
+
+    return aclgraph_backend
+
+
+@contextlib.contextmanager
+def _compilers_install_standin():
+    """TorchAir's backend asks ``get_compiler`` for the compiler AOTAutograd calls for the forward
+    graph now and for the backward graph when autograd first needs it; the compilers handed out
+    meanwhile install the stand-in themselves, for their compile and for every run of their result."""
+    compiler_module = importlib.import_module("torchair.npu_fx_compiler")
+    get_compiler = compiler_module.get_compiler
+    compiler_module.get_compiler = lambda config=None: _CompilerWithStandin(get_compiler(config))
+    try:
+        yield
+    finally:
+        compiler_module.get_compiler = get_compiler
+
+
+class _CompilerWithStandin:
+    def __init__(self, compiler):
+        self._compiler = compiler
+
+    def __getattr__(self, name):
+        return getattr(self._compiler, name)
+
+    def __call__(self, gm, example_inputs):
+        with torch_npu_standin.installed():
+            compiled = self._compiler(gm, example_inputs)
+        for watch in _watchers:
+            watch(*_compile_phase(), compiled)
+        return _runs_with_standin(compiled)
+
+
+def _compile_phase():
+    """The phase TorchAir is compiling ("forward" or "backward") and where its debug dumps go."""
+    from torchair._utils import graph_transform_observer as observer
+
+    return getattr(observer.debug_ctx, "phase", "default"), observer.get_phase_path()
+
+
+def _runs_with_standin(compiled):
+    def run(*args, **kwargs):
+        with torch_npu_standin.installed():
+            return compiled(*args, **kwargs)
+
+    run._boxed_call = getattr(compiled, "_boxed_call", False)
+    return run
+
+
+_watchers = []
+
+
+@dataclass(frozen=True)
+class AclGraphCapture:
+    """One FX graph as npugraph_ex captures it: ``phase`` ("forward" or "backward"), the graph after
+    TorchAir's passes (``graph_module``), the passes in the order they ran, and, per capture (one per
+    graph key: a static graph has one, a dynamic one one per shape seen), the kernels recorded."""
+
+    phase: str
+    graph_module: torch.fx.GraphModule
+    passes: tuple
+    captured_kernels: tuple
+
+    def targets(self) -> list:
+        return [node.target for node in self.graph_module.graph.nodes if node.op == "call_function"]
+
+    def airfuse_ops(self) -> list:
+        return [str(target) for target in self.targets() if str(target).startswith("airfuse.")]
+
+
+@dataclass(frozen=True)
+class AclCapture:
+    graphs: tuple
+    graph_breaks: int
+    outputs: object
+
+    @property
+    def forward(self) -> list:
+        return [graph for graph in self.graphs if graph.phase == "forward"]
+
+    @property
+    def backward(self) -> list:
+        return [graph for graph in self.graphs if graph.phase == "backward"]
+
+
+def capture_aclgraph(fn, *example_inputs, dynamic=False, compiler_config=None, custom_decompositions=None, fuse=True,
+                     mode="npugraph_ex") -> AclCapture:
+    """Compile ``fn`` with airfuse's backend in TorchAir's aclgraph ``mode``, call it once on
+    ``example_inputs`` (and, if outputs require grad, back-propagate ones to the inputs and
+    parameters, as ``capture_ge_graph`` does) and return each FX graph after TorchAir's passes,
+    forward and backward, with the passes that ran and the kernels captured. ``compiler_config`` is
+    copied (its mode set to ``mode``); the example inputs are not changed."""
+    from .capture import _build_backward, _fresh_copy
+    from .torchair_env import get_npu_backend, import_torchair
+
+    torchair = import_torchair()
+    config = copy.deepcopy(compiler_config) if compiler_config is not None else torchair.CompilerConfig()
+    config.mode = mode
+    compiled = []
+    with tempfile.TemporaryDirectory(prefix="airfuse-aclgraph-") as debug_root, _pass_dumps_in(debug_root):
+        backend = get_npu_backend(config, custom_decompositions=custom_decompositions, fuse=fuse)
+        inputs = torch.utils._pytree.tree_map_only(torch.Tensor, _fresh_copy, example_inputs)
+        torch._dynamo.reset()
+        torch._dynamo.utils.counters.clear()
+        watch = lambda phase, dump_dir, graph: compiled.append((phase, Path(dump_dir), graph))  # noqa: E731
+        _watchers.append(watch)
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning a function")
+                outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*inputs)
+                graph_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+                _build_backward(outputs, inputs, fn)
+        finally:
+            _watchers.remove(watch)
+        graphs = tuple(_capture_of(phase, dump_dir, graph) for phase, dump_dir, graph in compiled)
+    torch._dynamo.reset()
+    return AclCapture(graphs, graph_breaks, outputs)
+
+
+@contextlib.contextmanager
+def _pass_dumps_in(debug_root):
+    """TorchAir dumps the FX graph after each pass (and the capture's kernels) under torch's debug
+    directory when TORCH_COMPILE_DEBUG is 1; both are set for the block only."""
+    previous_env = os.environ.get("TORCH_COMPILE_DEBUG")
+    previous_root = torch._dynamo.config.debug_dir_root
+    os.environ["TORCH_COMPILE_DEBUG"] = "1"
+    torch._dynamo.config.debug_dir_root = debug_root
+    try:
+        yield
+    finally:
+        torch._dynamo.config.debug_dir_root = previous_root
+        if previous_env is None:
+            del os.environ["TORCH_COMPILE_DEBUG"]
+        else:
+            os.environ["TORCH_COMPILE_DEBUG"] = previous_env
+
+
+def _capture_of(phase, dump_dir, compiled):
+    # TorchAir names each dump <3-digit order>_aot_<phase>_<name>.txt; a pass's is graph_after_<pass>.
+    prefix = f"_aot_{phase}_graph_after_"
+    passes = tuple(path.stem.split(prefix, 1)[1] for path in sorted(dump_dir.glob(f"*{prefix}*.txt")))
+    run_kernel = compiled.run_kernel  # the generated module's ``kernel``, set when the graph first ran
+    acl_graph = run_kernel.__globals__["acl_graph"] if run_kernel is not None else None
+    captures = acl_graph.graph.values() if acl_graph is not None else ()
+    return AclGraphCapture(
+        phase=phase,
+        graph_module=compiled.runner.fx_graph,
+        passes=passes,
+        captured_kernels=tuple(tuple(str(call.func) for call in graph.calls) for graph in captures),
+    )
