@@ -10,6 +10,7 @@ core-limit passes), generates Python that captures the graph's eager kernels int
 its ``NPUGraph`` records the kernels (airfuse's CPU kernels for airfuse ops) and replays them.
 """
 
+import collections
 import contextlib
 import copy
 import importlib
@@ -127,6 +128,13 @@ class AclGraphCapture:
 
     def airfuse_ops(self) -> list:
         return [str(target) for target in self.targets() if str(target).startswith("airfuse.")]
+
+    def mutating_ops(self) -> collections.Counter:
+        """Ops that write one of their arguments. AOTAutograd hands TorchAir functional graphs, so
+        these are TorchAir's re-inplacing and its copies into mutated graph inputs."""
+        return collections.Counter(
+            str(target) for target in self.targets() if isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable
+        )
 
 
 @dataclass(frozen=True)

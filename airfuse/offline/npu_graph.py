@@ -31,8 +31,9 @@ _ALLOCATION_ONLY = {
     torch.ops.aten.new_empty.default,
     torch.ops.aten.new_empty_strided.default,
 }
-# Ops that only set a tensor's metadata (its storage, its size) and launch no kernel.
-_METADATA_ONLY = {torch.ops.aten.set_, torch.ops.aten.resize_}
+# Ops that only set a tensor's metadata (its storage, its size) and launch no kernel; with them
+# ``_unsafe_view``, a view whose schema does not say so.
+_METADATA_ONLY = {torch.ops.aten.set_, torch.ops.aten.resize_, torch.ops.aten._unsafe_view}
 _HOST_SYNC_TAGS = (torch.Tag.data_dependent_output, torch.Tag.dynamic_output_shape)
 CAPTURE_ERROR_MODES = ("global", "thread_local", "relaxed")
 

@@ -1,0 +1,74 @@
+"""Hugging Face transformers models (tiny configs, random weights), patched with ``airfuse.patch``
+and compiled with ``fuse=True`` in TorchAir's npugraph_ex mode (offline: TorchAir's aclgraph
+pipeline, the captured kernels replayed on the CPU), against the same patched model run eagerly.
+
+Forward: dynamic, one compile serving every sequence length (a capture per length, then replays).
+Training: a static compiled step (labels -> loss -> backward). Compiles dominate the time, so
+``make test`` runs Llama; ``make hf-matrix`` (``AIRFUSE_HF_MATRIX=full``) runs every family of
+``tests/graph/test_hf_models.py``.
+"""
+
+import os
+
+import pytest
+import torch
+
+import airfuse
+from aclgraph_cases import aclgraph_backend, relative_error
+from airfuse.testing import CAUSAL_LM_FAMILIES, tiny_causal_lm
+
+FAMILIES = CAUSAL_LM_FAMILIES if os.environ.get("AIRFUSE_HF_MATRIX") == "full" else ("llama",)
+SEQ_LENS = (5, 7)  # as in test_hf_models.py: no length equals a model dim
+BATCH = 2
+REL_TOL = 1e-5  # float32; the same kernels run eagerly and replayed, in another order only across graphs
+
+
+def _patched(family):
+    return airfuse.patch(tiny_causal_lm(family))
+
+
+def _ids(seq, seed):
+    return torch.randint(0, 128, (BATCH, seq), generator=torch.Generator().manual_seed(seed))
+
+
+class CountingBackend:
+    def __init__(self, backend):
+        self.backend = backend
+        self.compiles = 0
+
+    def __call__(self, gm, example_inputs):
+        self.compiles += 1
+        return self.backend(gm, example_inputs)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_patched_fused_forward_equals_eager(family):
+    model = _patched(family)
+    backend = CountingBackend(aclgraph_backend("npugraph_ex", fuse=True))
+    compiled = torch.compile(model, backend=backend, dynamic=True)
+    for seed, seq in enumerate(SEQ_LENS * 2):  # each length twice: captured once, then replayed on new ids
+        ids = _ids(seq, seed)
+        with torch.no_grad():
+            got, want = compiled(ids, use_cache=False), model(ids, use_cache=False)
+        error = relative_error(got.logits, want.logits)
+        assert error <= REL_TOL, f"{family} seq={seq}: relative error {error:.3g}"
+    assert backend.compiles == 1, f"{family}: a dynamic graph recompiled"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_patched_fused_training_step_equals_eager(family):
+    model = _patched(family).train()
+    compiled = torch.compile(model, backend=aclgraph_backend("npugraph_ex", fuse=True), dynamic=False)
+    ids = _ids(SEQ_LENS[0], 0)
+
+    def step(run):
+        model.zero_grad(set_to_none=True)
+        loss = run(ids, labels=ids, use_cache=False).loss
+        loss.backward()
+        return {"loss": loss.detach(), **{name: p.grad for name, p in model.named_parameters()}}
+
+    got, want = step(compiled), step(model)
+    for name in want:
+        assert got[name] is not None, f"{family}: the compiled step left {name} without a gradient"
+        error = relative_error(got[name], want[name])
+        assert error <= REL_TOL, f"{family} {name}: relative error {error:.3g}"
