@@ -14,11 +14,8 @@ import collections
 import contextlib
 import copy
 import importlib
-import os
-import tempfile
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
@@ -89,15 +86,15 @@ class _CompilerWithStandin:
         with torch_npu_standin.installed():
             compiled = self._compiler(gm, example_inputs)
         for watch in _watchers:
-            watch(*_compile_phase(), compiled)
+            watch(compiled)
         return _runs_with_standin(compiled)
 
 
 def _compile_phase():
-    """The phase TorchAir is compiling ("forward" or "backward") and where its debug dumps go."""
-    from torchair._utils import graph_transform_observer as observer
+    """The phase TorchAir is compiling: "forward" (inference graphs too) or "backward"."""
+    from torchair._utils.graph_transform_observer import debug_ctx
 
-    return getattr(observer.debug_ctx, "phase", "default"), observer.get_phase_path()
+    return getattr(debug_ctx, "phase", "default")
 
 
 def _runs_with_standin(compiled):
@@ -165,49 +162,55 @@ def capture_aclgraph(fn, *example_inputs, dynamic=False, compiler_config=None, c
     torchair = import_torchair()
     config = copy.deepcopy(compiler_config) if compiler_config is not None else torchair.CompilerConfig()
     config.mode = mode
-    compiled = []
-    with tempfile.TemporaryDirectory(prefix="airfuse-aclgraph-") as debug_root, _pass_dumps_in(debug_root):
-        backend = get_npu_backend(config, custom_decompositions=custom_decompositions, fuse=fuse)
-        inputs = torch.utils._pytree.tree_map_only(torch.Tensor, _fresh_copy, example_inputs)
-        torch._dynamo.reset()
-        torch._dynamo.utils.counters.clear()
-        watch = lambda phase, dump_dir, graph: compiled.append((phase, Path(dump_dir), graph))  # noqa: E731
-        _watchers.append(watch)
-        try:
-            with warnings.catch_warnings():
-                warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning a function")
-                outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*inputs)
-                graph_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
-                _build_backward(outputs, inputs, fn)
-        finally:
-            _watchers.remove(watch)
-        graphs = tuple(_capture_of(phase, dump_dir, graph) for phase, dump_dir, graph in compiled)
+    compiled, passes = [], []
+
+    def watch(graph):
+        compiled.append((_compile_phase(), tuple(passes), graph))
+        passes.clear()
+
+    backend = get_npu_backend(config, custom_decompositions=custom_decompositions, fuse=fuse)
+    inputs = torch.utils._pytree.tree_map_only(torch.Tensor, _fresh_copy, example_inputs)
     torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    _watchers.append(watch)
+    try:
+        with _passes_recorded(passes), warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning a function")
+            outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*inputs)
+            graph_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+            _build_backward(outputs, inputs, fn)
+    finally:
+        _watchers.remove(watch)
+    torch._dynamo.reset()
+    graphs = tuple(_capture_of(*entry) for entry in compiled)
     return AclCapture(graphs, graph_breaks, outputs)
 
 
 @contextlib.contextmanager
-def _pass_dumps_in(debug_root):
-    """TorchAir dumps the FX graph after each pass (and the capture's kernels) under torch's debug
-    directory when TORCH_COMPILE_DEBUG is 1; both are set for the block only."""
-    previous_env = os.environ.get("TORCH_COMPILE_DEBUG")
-    previous_root = torch._dynamo.config.debug_dir_root
-    os.environ["TORCH_COMPILE_DEBUG"] = "1"
-    torch._dynamo.config.debug_dir_root = debug_root
+def _passes_recorded(passes):
+    """TorchAir's observer names each FX pass as it finishes (``graph_after_<pass>``) when its
+    debug dumps are on; for the block, it is on and appends the names to ``passes`` instead of
+    writing files."""
+    from torchair._utils.graph_transform_observer import GraphTransformObserver
+
+    init, dump_gm = GraphTransformObserver.__init__, GraphTransformObserver.dump_gm
+
+    def observing_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self._dump_enabled = True
+
+    def record(self, gm, name):
+        if name.startswith("graph_after_"):
+            passes.append(name.removeprefix("graph_after_"))
+
+    GraphTransformObserver.__init__, GraphTransformObserver.dump_gm = observing_init, record
     try:
         yield
     finally:
-        torch._dynamo.config.debug_dir_root = previous_root
-        if previous_env is None:
-            del os.environ["TORCH_COMPILE_DEBUG"]
-        else:
-            os.environ["TORCH_COMPILE_DEBUG"] = previous_env
+        GraphTransformObserver.__init__, GraphTransformObserver.dump_gm = init, dump_gm
 
 
-def _capture_of(phase, dump_dir, compiled):
-    # TorchAir names each dump <3-digit order>_aot_<phase>_<name>.txt; a pass's is graph_after_<pass>.
-    prefix = f"_aot_{phase}_graph_after_"
-    passes = tuple(path.stem.split(prefix, 1)[1] for path in sorted(dump_dir.glob(f"*{prefix}*.txt")))
+def _capture_of(phase, passes, compiled):
     run_kernel = compiled.run_kernel  # the generated module's ``kernel``, set when the graph first ran
     acl_graph = run_kernel.__globals__["acl_graph"] if run_kernel is not None else None
     captures = acl_graph.graph.values() if acl_graph is not None else ()

@@ -32,9 +32,15 @@ def op_inputs(op, batch, seq, hidden, generator):
     return tensors
 
 
-def every_op_inputs(batch, seq, hidden=16, seed=0):
+def every_op_inputs(batch, seq, hidden=16, seed=0, static_hidden=True):
+    """Each forward op's inputs. ``static_hidden`` marks the last dim static for Dynamo, as an LLM's
+    hidden size is: only batch and sequence vary in a dynamic graph then."""
     generator = torch.Generator().manual_seed(seed)
-    return {op.name: op_inputs(op, batch, seq, hidden, generator) for op in FORWARD_OPS}
+    inputs = {op.name: op_inputs(op, batch, seq, hidden, generator) for op in FORWARD_OPS}
+    if static_hidden:
+        for tensor in leaves(inputs) + [t for tensors in inputs.values() for t in tensors if not t.requires_grad]:
+            torch._dynamo.mark_static(tensor, tensor.dim() - 1)
+    return inputs
 
 
 def call_every_op(inputs):

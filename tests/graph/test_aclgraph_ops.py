@@ -27,9 +27,9 @@ def _captures():
     return dict(torch._dynamo.utils.counters["npugraph_ex"])
 
 
-def _check_calls(compiled, calls):
+def _check_calls(compiled, calls, **options):
     for seed, (batch, seq) in enumerate(calls):
-        inputs = every_op_inputs(batch, seq, seed=seed)
+        inputs = every_op_inputs(batch, seq, seed=seed, **options)
         got, want = compiled(inputs), call_every_op(inputs)
         for name in want:
             assert_all_close(got[name], want[name], f"{name} forward, shape ({batch}, {seq})")
@@ -83,3 +83,14 @@ def test_standin_is_gone_after_compile_and_run_and_ge_mode_never_sees_it():
     got = torch.compile(call_every_op, backend=ge_mode, dynamic=False, fullgraph=True)(inputs)
     assert_all_close(got["rms_norm"], call_every_op(inputs)["rms_norm"], "GE mode after aclgraph mode")
     assert seen == [False]
+
+
+def test_dynamic_hidden_dim_fails_in_torchair_codegen_for_swiglu_backward():
+    """With swiglu's last dim symbolic, its gradient's stride is ``Max(1, s // 2)``; TorchAir's
+    generated first-run check (``assert_size_stride``) names ``Max`` without importing it, on an NPU
+    as here. LLM hidden sizes are static (the tests above mark them so); when this passes, TorchAir
+    fixed it."""
+    compiled = torch.compile(call_every_op, backend=aclgraph_backend("npugraph_ex"), dynamic=True, fullgraph=True)
+    inputs = {"swiglu": every_op_inputs(2, 5, static_hidden=False)["swiglu"]}
+    with pytest.raises(NameError, match="name 'Max' is not defined"):
+        gradients(compiled(inputs), inputs)
