@@ -10,8 +10,9 @@ keeps that contract on CPU tensors, which stand for the NPU's memory:
   a replay is undefined on an NPU), and kept alive by the graph as its private memory pool does;
 - an op that only allocates (``empty*``), makes a view or sets a tensor's storage runs at once, as it
   launches no kernel;
-- an op that must read device data on the host (``.item()``, data-dependent output shapes) is
-  refused, as capture on an NPU refuses a synchronization;
+- an op that must read device data on the host (``.item()``, an output shape that depends on the
+  data, as ``nonzero`` or a boolean mask index) is refused, as capture on an NPU refuses a
+  synchronization;
 - ``replay()`` runs each recorded op on the recorded tensors and writes its results into the
   recorded outputs; an op that mutates an argument mutates it again, on every replay.
 """
@@ -34,7 +35,6 @@ _ALLOCATION_ONLY = {
 # Ops that only set a tensor's metadata (its storage, its size) and launch no kernel; with them
 # ``_unsafe_view``, a view whose schema does not say so.
 _METADATA_ONLY = {torch.ops.aten.set_, torch.ops.aten.resize_, torch.ops.aten._unsafe_view}
-_HOST_SYNC_TAGS = (torch.Tag.data_dependent_output, torch.Tag.dynamic_output_shape)
 CAPTURE_ERROR_MODES = ("global", "thread_local", "relaxed")
 
 # Every graph that captured, so that tensors can be rebuilt over its memory by address
@@ -149,13 +149,13 @@ class _Capture(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if any(tag in func.tags for tag in _HOST_SYNC_TAGS):
-            raise RuntimeError(f"{func} reads device data on the host (a synchronization), which an aclgraph "
-                               "capture refuses: the captured graph must not depend on tensor values")
+        if torch.Tag.data_dependent_output in func.tags:
+            raise _host_sync(func)
         if func in _ALLOCATION_ONLY or func.is_view or func.overloadpacket in _METADATA_ONLY:
             outputs = func(*args, **kwargs)
             self.graph.keep((args, outputs))
             return outputs
+        _refuse_partial_overlap(func, args, kwargs)
         results, recorded = self._outputs(func, args, kwargs)
         self.graph.record(RecordedCall(func, args, kwargs, recorded))
         return results
@@ -165,7 +165,15 @@ class _Capture(TorchDispatchMode):
         """What the call returns now (its new buffers, or its arguments where it writes them) and
         the buffers replay fills (``None`` for returns that are arguments)."""
         schema = func._schema
-        returns = _per_return(func, func(*_to_meta(args), **_to_meta(kwargs)))
+        try:
+            returns = _per_return(func, func(*_to_meta(args), **_to_meta(kwargs)))
+        except NotImplementedError as error:
+            # An op whose output shape may depend on data (nonzero, a boolean mask index) has a meta
+            # kernel only for the calls where it does not.
+            if torch.Tag.dynamic_output_shape in func.tags:
+                raise _host_sync(func) from error
+            raise RuntimeError(f"NPUGraph capture: {func} has no meta kernel, so the stand-in cannot allocate "
+                               "its outputs without running it") from error
         arguments = dict(zip((a.name for a in schema.arguments), args))
         arguments.update(kwargs)
         results, recorded = [], []
@@ -181,6 +189,47 @@ class _Capture(TorchDispatchMode):
         if not results:
             return None, recorded
         return (results[0] if len(results) == 1 else tuple(results)), recorded
+
+
+def _refuse_partial_overlap(func, args, kwargs):
+    """An op that writes one argument while reading another view of the same memory computes what
+    its kernel's order makes of it (ATen's CPU loop and an NPU kernel's tiles differ); PyTorch
+    refuses such calls where it can tell, and so does the stand-in, always."""
+    arguments = dict(zip((a.name for a in func._schema.arguments), args))
+    arguments.update(kwargs)
+    written = [a.name for a in func._schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+    for name in written:
+        target = arguments.get(name)
+        if not isinstance(target, torch.Tensor):
+            continue
+        for other_name, other in arguments.items():
+            if other_name != name and isinstance(other, torch.Tensor) and _partially_overlap(target, other):
+                raise RuntimeError(
+                    f"{func} writes {name!r} while reading {other_name!r}, another view of the same memory: the "
+                    "result depends on the order the kernel runs in (an in-place rewrite, such as TorchAir's "
+                    "reinplace_inplaceable_ops_pass, must not make such a call)"
+                )
+
+
+def _byte_range(tensor):
+    if tensor.numel() == 0:
+        return 0, 0
+    last = sum((size - 1) * stride for size, stride in zip(tensor.shape, tensor.stride()))
+    start = tensor.storage_offset() * tensor.element_size()
+    return start, start + (last + 1) * tensor.element_size()
+
+
+def _partially_overlap(a, b):
+    if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+        return False
+    same_view = a.storage_offset() == b.storage_offset() and a.shape == b.shape and a.stride() == b.stride()
+    (a_start, a_end), (b_start, b_end) = _byte_range(a), _byte_range(b)
+    return not same_view and a_start < b_end and b_start < a_end
+
+
+def _host_sync(func):
+    return RuntimeError(f"{func} reads device data on the host (a synchronization), which an aclgraph capture "
+                        "refuses: the captured graph must not depend on tensor values")
 
 
 def _aliased_argument(declared, schema, arguments):

@@ -43,7 +43,9 @@ def test_views_and_allocations_run_at_capture():
     assert graph.calls == [] and view.shape == (3, 2) and view.data_ptr() == x.data_ptr() and empty.shape == (4,)
 
 
-@pytest.mark.parametrize("sync", [lambda x: x.sum().item(), lambda x: x.nonzero(), lambda x: bool(x.any())])
+@pytest.mark.parametrize(
+    "sync", [lambda x: x.sum().item(), lambda x: x.nonzero(), lambda x: bool(x.any()), lambda x: x[x > 0]]
+)
 def test_host_synchronization_is_refused_in_capture(sync):
     with pytest.raises(RuntimeError, match="host.*aclgraph capture refuses"):
         _capture(sync, torch.ones(3))
@@ -94,3 +96,20 @@ def test_stream_limits_are_remembered_per_stream():
             assert torch.npu.current_stream() is stream
         assert torch.npu.current_stream() is not stream
         assert math.prod(torch_npu.npu.graph_pool_handle()) == 0
+
+
+def test_integer_indexing_is_a_kernel_not_a_synchronization():
+    x, index = torch.arange(5.0), torch.tensor([4, 0])
+    graph, out = _capture(lambda x, i: x[i], x, index)
+    graph.replay()
+    assert out.tolist() == [4.0, 0.0]
+
+
+def test_writing_memory_read_through_another_view_is_refused():
+    # As TorchAir's reinplacing made of Hugging Face's position diff: x[1:] -= x[:-1] in one call.
+    x = torch.arange(6.0)
+    with pytest.raises(RuntimeError, match="writes 'self' while reading 'other', another view of the same memory"):
+        _capture(lambda x: x[1:].sub_(x[:-1]), x)
+    graph, _ = _capture(lambda x: x.mul_(x), x)  # the same view read and written: elementwise, well defined
+    graph.replay()
+    assert x.tolist() == [0.0, 1.0, 4.0, 9.0, 16.0, 25.0]
