@@ -20,9 +20,10 @@ fuzz: setup twin
 	AIRFUSE_PROPERTY_EXAMPLES=1000 $(PY) -m pytest -q tests/property
 
 # Hugging Face models compiled vs eager over the whole cross product of family, attention, dtype,
-# KV cache and static/dynamic (`make test` covers each axis per family); about 10x its time.
+# KV cache and static/dynamic (`make test` covers each axis per family); about 10x its time. With
+# them, every family (and every op dynamic in both modes) in TorchAir's npugraph_ex mode.
 hf-matrix: setup twin
-	AIRFUSE_HF_MATRIX=full $(PY) -m pytest -q tests/graph/test_hf_models.py
+	AIRFUSE_HF_MATRIX=full $(PY) -m pytest -q tests/graph/test_hf_models.py tests/graph/test_aclgraph_hf_models.py tests/graph/test_aclgraph_ops.py
 
 # The CPU twin of the Ascend C kernels (build/libairfuse_twin.so), airfuse's fused CPU kernels
 # (build/libairfuse_cpu.so, csrc/cpu), the NPU eager binding and the emulated NPU that tests it

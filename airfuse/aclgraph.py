@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .offline import npu_graph, torch_npu_standin
+from .offline import torch_npu_standin
 
 ACLGRAPH_MODES = ("npugraph_ex", "reduce-overhead")
 

@@ -13,6 +13,8 @@ keeps that contract on CPU tensors, which stand for the NPU's memory:
 - an op that must read device data on the host (``.item()``, an output shape that depends on the
   data, as ``nonzero`` or a boolean mask index) is refused, as capture on an NPU refuses a
   synchronization;
+- an op that writes an argument while reading another, partly overlapping view of the same memory is
+  refused: its result would depend on the order its kernel runs in;
 - ``replay()`` runs each recorded op on the recorded tensors and writes its results into the
   recorded outputs; an op that mutates an argument mutates it again, on every replay.
 """

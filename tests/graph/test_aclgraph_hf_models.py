@@ -25,6 +25,10 @@ TRAINING_FAMILIES = CAUSAL_LM_FAMILIES if FULL_MATRIX else ()
 SEQ_LENS = (5, 7)  # as in test_hf_models.py: no length equals a model dim
 BATCH = 2
 REL_TOL = 1e-5  # float32; the same kernels run eagerly and replayed, in another order only across graphs
+# TorchAir's reinplace_inplaceable_ops_pass turns the packed-sequence check's position diff into an
+# in-place subtraction over an overlapping view (test_aclgraph_ops.py pins it); the capture refuses
+# that, so these models compile with the pass off.
+DEBUG = {"disable_reinplace_inplaceable_ops_pass": True}
 
 
 def _patched(family):
@@ -48,7 +52,7 @@ class CountingBackend:
 @pytest.mark.parametrize("family, dynamic", FORWARD_RUNS, ids=lambda v: v if isinstance(v, str) else ["static", "dynamic"][v])
 def test_patched_fused_forward_equals_eager(family, dynamic):
     model = _patched(family)
-    backend = CountingBackend(aclgraph_backend("npugraph_ex", fuse=True))
+    backend = CountingBackend(aclgraph_backend("npugraph_ex", fuse=True, **DEBUG))
     compiled = torch.compile(model, backend=backend, dynamic=dynamic)
     lengths = SEQ_LENS if dynamic else SEQ_LENS[:1]
     for seed, seq in enumerate(lengths * 2):  # each length twice: captured once, then replayed on new ids
@@ -63,7 +67,7 @@ def test_patched_fused_forward_equals_eager(family, dynamic):
 @pytest.mark.parametrize("family", TRAINING_FAMILIES)
 def test_patched_fused_training_step_equals_eager(family):
     model = _patched(family).train()
-    compiled = torch.compile(model, backend=aclgraph_backend("npugraph_ex", fuse=True), dynamic=False)
+    compiled = torch.compile(model, backend=aclgraph_backend("npugraph_ex", fuse=True, **DEBUG), dynamic=False)
     ids = _ids(SEQ_LENS[0], 0)
 
     def step(run):
