@@ -62,39 +62,41 @@ def offline_backend(torchair, compiler_config, decompositions):
 
 
 @contextlib.contextmanager
-def _compilers_install_standin():
+def _compilers_wrapped(wrap):
     """TorchAir's backend asks ``get_compiler`` for the compiler AOTAutograd calls for the forward
-    graph now and for the backward graph when autograd first needs it; the compilers handed out
-    meanwhile install the stand-in themselves, for their compile and for every run of their result."""
+    graph now and for the backward graph when autograd first needs it; for the block, the compilers
+    handed out are ``wrap(compiler)``."""
     compiler_module = importlib.import_module("torchair.npu_fx_compiler")
     get_compiler = compiler_module.get_compiler
-    compiler_module.get_compiler = lambda config=None: _CompilerWithStandin(get_compiler(config))
+    compiler_module.get_compiler = lambda config=None: wrap(get_compiler(config))
     try:
         yield
     finally:
         compiler_module.get_compiler = get_compiler
 
 
-class _CompilerWithStandin:
-    def __init__(self, compiler):
+def _compilers_install_standin():
+    """The compilers install the stand-in themselves, for their compile and every run of its result."""
+    return _compilers_wrapped(lambda compiler: _WrappedCompiler(compiler, _compile_with_standin))
+
+
+def _compile_with_standin(compiler, gm, example_inputs):
+    with torch_npu_standin.installed():
+        return _runs_with_standin(compiler(gm, example_inputs))
+
+
+class _WrappedCompiler:
+    """A TorchAir compiler whose calls go through ``compile(compiler, gm, example_inputs)``."""
+
+    def __init__(self, compiler, compile):
         self._compiler = compiler
+        self._compile = compile
 
     def __getattr__(self, name):
         return getattr(self._compiler, name)
 
     def __call__(self, gm, example_inputs):
-        with torch_npu_standin.installed():
-            compiled = self._compiler(gm, example_inputs)
-        for watch in _watchers:
-            watch(compiled)
-        return _runs_with_standin(compiled)
-
-
-def _compile_phase():
-    """The phase TorchAir is compiling: "forward" (inference graphs too) or "backward"."""
-    from torchair._utils.graph_transform_observer import debug_ctx
-
-    return getattr(debug_ctx, "phase", "default")
+        return self._compile(self._compiler, gm, example_inputs)
 
 
 def _runs_with_standin(compiled):
@@ -106,7 +108,11 @@ def _runs_with_standin(compiled):
     return run
 
 
-_watchers = []
+def _compile_phase():
+    """The phase TorchAir is compiling: "forward" (inference graphs too) or "backward"."""
+    from torchair._utils.graph_transform_observer import debug_ctx
+
+    return getattr(debug_ctx, "phase", "default")
 
 
 @dataclass(frozen=True)
@@ -164,23 +170,22 @@ def capture_aclgraph(fn, *example_inputs, dynamic=False, compiler_config=None, c
     config.mode = mode
     compiled, passes = [], []
 
-    def watch(graph):
+    def compile_watched(compiler, gm, example_inputs):
+        graph = compiler(gm, example_inputs)
         compiled.append((_compile_phase(), tuple(passes), graph))
         passes.clear()
+        return graph
 
     backend = get_npu_backend(config, custom_decompositions=custom_decompositions, fuse=fuse)
     inputs = torch.utils._pytree.tree_map_only(torch.Tensor, _fresh_copy, example_inputs)
     torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
-    _watchers.append(watch)
-    try:
-        with _passes_recorded(passes), warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning a function")
-            outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*inputs)
-            graph_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
-            _build_backward(outputs, inputs, fn)
-    finally:
-        _watchers.remove(watch)
+    watched = _compilers_wrapped(lambda compiler: _WrappedCompiler(compiler, compile_watched))
+    with watched, _passes_recorded(passes), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning a function")
+        outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*inputs)
+        graph_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+        _build_backward(outputs, inputs, fn)
     torch._dynamo.reset()
     graphs = tuple(_capture_of(*entry) for entry in compiled)
     return AclCapture(graphs, graph_breaks, outputs)
@@ -213,7 +218,8 @@ def _passes_recorded(passes):
 def _capture_of(phase, passes, compiled):
     run_kernel = compiled.run_kernel  # the generated module's ``kernel``, set when the graph first ran
     acl_graph = run_kernel.__globals__["acl_graph"] if run_kernel is not None else None
-    captures = acl_graph.graph.values() if acl_graph is not None else ()
+    # Only the offline NPUGraph lists what it recorded; a real one does not.
+    captures = [graph for graph in acl_graph.graph.values() if hasattr(graph, "calls")] if acl_graph is not None else []
     return AclGraphCapture(
         phase=phase,
         graph_module=compiled.runner.fx_graph,
