@@ -124,3 +124,15 @@ def test_torchair_reinplaces_into_an_overlapping_view_and_the_capture_refuses_it
     torch._dynamo.reset()
     compiled = torch.compile(packed_sequence_starts, backend=backend, fullgraph=True)
     assert torch.equal(compiled(position_ids), packed_sequence_starts(position_ids))
+
+
+def test_offline_turns_pattern_fusion_off_with_a_warning_and_refuses_static_kernels():
+    torchair = airfuse.import_torchair()
+    config = torchair.CompilerConfig()
+    config.mode = "npugraph_ex"
+    with pytest.warns(UserWarning, match="pattern_fusion_pass is turned off offline.*torch.ops.npu"):
+        offline = airfuse.aclgraph.offline_config(config)
+    assert not offline.experimental_config.pattern_fusion_pass and config.experimental_config.pattern_fusion_pass
+    config.experimental_config.aclgraph._aclnn_static_shape_kernel = True
+    with pytest.raises(RuntimeError, match="_aclnn_static_shape_kernel.*needs an Ascend NPU with CANN"):
+        airfuse.get_npu_backend(config)
