@@ -226,17 +226,22 @@ def torch_npu_importable() -> bool:
     return not installed_here and (MODULE_NAME in sys.modules or importlib.util.find_spec(MODULE_NAME) is not None)
 
 
+_ABSENT = object()
+_replaced = {}
+
+
 @contextlib.contextmanager
 def installed():
     """``torch_npu`` (the stand-in), ``torch.npu`` and ``Tensor.is_npu`` (true for CPU tensors,
-    the stand-in's memory) for the duration of the block; nested blocks share one install."""
+    the stand-in's memory) for the duration of the block; nested blocks share one install. A
+    ``torch.npu`` or ``Tensor.is_npu`` already there (a PrivateUse1 device renamed "npu", as the
+    emulated NPU of airfuse's tests is) is put back afterwards."""
     if _installs[0] == 0:
         if torch_npu_importable():
             raise RuntimeError("airfuse: torch_npu is installed here; its npugraph_ex mode runs natively and the "
                                "offline stand-in must not replace it")
-        if hasattr(torch, "npu") or hasattr(torch.Tensor, "is_npu"):
-            raise RuntimeError("airfuse: torch.npu or Tensor.is_npu exists without torch_npu; refusing to install "
-                               "the offline torch_npu stand-in over it")
+        _replaced["npu"] = torch.__dict__.get("npu", _ABSENT)
+        _replaced["is_npu"] = torch.Tensor.__dict__.get("is_npu", _ABSENT)
         sys.modules[MODULE_NAME] = _MODULE
         torch.npu = _MODULE.npu
         torch.Tensor.is_npu = property(lambda tensor: tensor.device.type == _DEVICE.type)
@@ -246,9 +251,12 @@ def installed():
     finally:
         _installs[0] -= 1
         if _installs[0] == 0:
-            del torch.Tensor.is_npu
-            del torch.npu
             del sys.modules[MODULE_NAME]
+            for owner, name in ((torch.Tensor, "is_npu"), (torch, "npu")):
+                if _replaced[name] is _ABSENT:
+                    delattr(owner, name)
+                else:
+                    setattr(owner, name, _replaced[name])
 
 
 def is_installed() -> bool:
