@@ -70,15 +70,14 @@ class NPUGraph:
         self._storages = {}
         self._capturing = False
         self._captured = False
-        self._pool = None
 
     def capture_begin(self, pool=None, capture_error_mode="global"):
+        # ``pool`` shares memory between graphs on an NPU; each stand-in graph keeps its own buffers.
         if capture_error_mode not in CAPTURE_ERROR_MODES:
             raise ValueError(f"NPUGraph.capture_begin: capture_error_mode must be one of {CAPTURE_ERROR_MODES}, "
                              f"got {capture_error_mode!r}")
         if self._capturing or self._captured:
             raise RuntimeError("NPUGraph.capture_begin: this graph has already captured; reset() it first")
-        self._pool = pool
         self._capturing = True
         _LIVE_GRAPHS.add(self)
 
@@ -100,9 +99,6 @@ class NPUGraph:
         self._storages = {}
         self._captured = False
         _LIVE_GRAPHS.discard(self)
-
-    def pool(self):
-        return self._pool
 
     def debug_dump(self, path):
         with open(path, "w") as dump:

@@ -257,7 +257,3 @@ def installed():
                     delattr(owner, name)
                 else:
                     setattr(owner, name, _replaced[name])
-
-
-def is_installed() -> bool:
-    return _installs[0] > 0

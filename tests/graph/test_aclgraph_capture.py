@@ -30,10 +30,6 @@ def _inputs(seq, seed):
     return (x, *rope_cos_sin(seq, 16, torch.float32))
 
 
-def _grads(model, outputs, x):
-    return torch.autograd.grad(outputs.pow(2).sum(), [x, *model.parameters()])
-
-
 def test_llama_layer_fused_forward_and_backward():
     model = LlamaBlock(rope="airfuse")  # RoPE tables of q's rank (fusion leaves [S, D] tables as they are)
     inputs = _inputs(8, seed=1)
