@@ -29,10 +29,12 @@ fuzz: setup twin
 	AIRFUSE_PROPERTY_EXAMPLES=1000 $(PY) -m pytest -q tests/property
 
 # Hugging Face models compiled vs eager over the whole cross product of family, attention, dtype,
-# KV cache and static/dynamic (`make test` covers each axis per family), and every family airfuse.patch
-# gained with issue 32 compiled fused (`make test`: those the issue names); about 10x its time.
+# KV cache and static/dynamic (`make test` covers each axis per family), every family airfuse.patch
+# gained with issue 32 compiled fused (`make test`: those the issue names), and every family (and
+# every op dynamic in both modes) in TorchAir's npugraph_ex mode; about 10x its time.
 hf-matrix: setup twin
-	AIRFUSE_HF_MATRIX=full $(PY) -m pytest -q tests/graph/test_hf_models.py tests/fusion/test_more_families.py tests/fusion/test_patch.py
+	AIRFUSE_HF_MATRIX=full $(PY) -m pytest -q tests/graph/test_hf_models.py tests/fusion/test_more_families.py tests/fusion/test_patch.py \
+	  tests/graph/test_aclgraph_hf_models.py tests/graph/test_aclgraph_ops.py
 
 # Hugging Face Llama and Qwen3 trained one step on 2 gloo ranks under DDP, FSDP2 and tensor parallel,
 # eager and compiled, patched and fused (`make test` runs a few of these); prints the figures.

@@ -12,13 +12,14 @@ import torch
 from . import ops
 from . import meta  # noqa: F401  (registers the fake impls)
 from . import modules, offline, testing  # public modules, usable as airfuse.<module> after `import airfuse`
+from .aclgraph import AclCapture, AclGraphCapture, capture_aclgraph
 from .capture import GeCapture, GeNode, capture_ge_graph
 from .npu_binding import load_where_torch_npu_imports
 from .patching import patch
 from .torchair_env import default_decompositions, get_npu_backend, import_torchair, native_torchair_available
 
 __all__ = [
-    "GeCapture", "GeNode", "capture_ge_graph", "default_decompositions", "get_npu_backend", "modules", "offline", "ops",
+    "AclCapture", "AclGraphCapture", "GeCapture", "GeNode", "capture_aclgraph", "capture_ge_graph", "default_decompositions", "get_npu_backend", "modules", "offline", "ops",
     "patch", "testing",
 ]
 

@@ -12,7 +12,7 @@ import warnings
 import torch
 from torch._decomp import get_decompositions
 
-from . import torchair_gaps
+from . import aclgraph, torchair_gaps
 from .offline import cpu_sdpa, fetch, native_module
 from .subclass_inputs import with_tensor_subclass_inputs
 
@@ -113,13 +113,18 @@ def get_npu_backend(compiler_config=None, *, custom_decompositions=None, fuse=Tr
     are added to ``default_decompositions()``, and win for an op both name. With ``fuse`` the
     composites airfuse ops replace (RMSNorm, residual add + RMSNorm, RoPE, SiLU products, tanh
     GELU; ``airfuse.fusion``) are replaced in the traced graph before TorchAir converts it;
-    ``fuse=False`` leaves the graph as TorchAir builds it.
+    ``fuse=False`` leaves the graph as TorchAir builds it. Offline, a config in TorchAir's
+    npugraph_ex / reduce-overhead mode runs TorchAir's aclgraph pipeline with a stand-in for
+    torch_npu (``airfuse.aclgraph``).
     """
     torchair = import_torchair()
     decompositions = {**default_decompositions(), **(custom_decompositions or {})}
-    backend = with_tensor_subclass_inputs(
-        torchair.get_npu_backend(compiler_config=compiler_config, custom_decompositions=decompositions)
-    )
+    if is_offline() and aclgraph.is_aclgraph_mode(compiler_config):
+        backend = aclgraph.offline_backend(torchair, compiler_config, decompositions)
+    else:
+        backend = with_tensor_subclass_inputs(
+            torchair.get_npu_backend(compiler_config=compiler_config, custom_decompositions=decompositions)
+        )
     if not fuse:
         return backend
     from .fusion import fusing

@@ -1,0 +1,228 @@
+"""TorchAir's npugraph_ex (aclgraph) mode, offline: TorchAir's own pipeline with a stand-in for
+torch_npu, and ``capture_aclgraph`` to see what that mode captures.
+
+In ``mode="npugraph_ex"`` (or ``"reduce-overhead"``, the older name of the same pipeline)
+TorchAir keeps the FX graph AOTAutograd gives it, runs its aclgraph passes on it (stream and event
+passes, view and no-op clean-ups, re-inplacing, ``decompose_auto_functionalized``, workspace and
+core-limit passes), generates Python that captures the graph's eager kernels into an
+``NPUGraph`` on the first call and replays it afterwards. Offline all of that runs unchanged;
+``airfuse.offline.torch_npu_standin`` stands in for torch_npu while a graph compiles or runs, and
+its ``NPUGraph`` records the kernels (airfuse's CPU kernels for airfuse ops) and replays them.
+"""
+
+import collections
+import contextlib
+import copy
+import importlib
+import warnings
+from dataclasses import dataclass
+
+import torch
+
+from .offline import torch_npu_standin
+
+ACLGRAPH_MODES = ("npugraph_ex", "reduce-overhead")
+
+
+def is_aclgraph_mode(compiler_config) -> bool:
+    return compiler_config is not None and compiler_config.mode.value in ACLGRAPH_MODES
+
+
+def offline_config(compiler_config):
+    """A copy of ``compiler_config`` without what needs CANN or torch_npu: the static-kernel path
+    is refused, TorchAir's pattern fusion pass (its replacements call ``torch.ops.npu.*``, which
+    only torch_npu registers) is turned off with a warning saying so."""
+    config = copy.deepcopy(compiler_config)
+    if config.experimental_config.aclgraph._aclnn_static_shape_kernel:
+        raise RuntimeError(
+            "airfuse: experimental_config.aclgraph._aclnn_static_shape_kernel compiles static-shape kernels with "
+            "CANN's op compiler; it needs an Ascend NPU with CANN, and airfuse is running TorchAir offline"
+        )
+    if config.experimental_config.pattern_fusion_pass:
+        warnings.warn(
+            "airfuse: TorchAir's experimental_config.pattern_fusion_pass is turned off offline: its patterns are "
+            "replaced by torch_npu's own ops (torch.ops.npu.*), which exist only where torch_npu is installed",
+            UserWarning,
+            stacklevel=4,
+        )
+        config.experimental_config.pattern_fusion_pass = False
+    return config
+
+
+def offline_backend(torchair, compiler_config, decompositions):
+    """TorchAir's backend for an aclgraph-mode ``compiler_config``, compiling and running its graphs
+    (forward and backward, whenever AOTAutograd compiles them) with the torch_npu stand-in installed."""
+    backend = torchair.get_npu_backend(compiler_config=offline_config(compiler_config), custom_decompositions=decompositions)
+
+    def aclgraph_backend(gm, example_inputs):
+        with torch_npu_standin.installed(), _compilers_install_standin():
+            return _runs_with_standin(backend(gm, example_inputs))
+
+    return aclgraph_backend
+
+
+@contextlib.contextmanager
+def _compilers_wrapped(wrap):
+    """TorchAir's backend asks ``get_compiler`` for the compiler AOTAutograd calls for the forward
+    graph now and for the backward graph when autograd first needs it; for the block, the compilers
+    handed out are ``wrap(compiler)``."""
+    compiler_module = importlib.import_module("torchair.npu_fx_compiler")
+    get_compiler = compiler_module.get_compiler
+    compiler_module.get_compiler = lambda config=None: wrap(get_compiler(config))
+    try:
+        yield
+    finally:
+        compiler_module.get_compiler = get_compiler
+
+
+def _compilers_install_standin():
+    """The compilers install the stand-in themselves, for their compile and every run of its result."""
+    return _compilers_wrapped(lambda compiler: _WrappedCompiler(compiler, _compile_with_standin))
+
+
+def _compile_with_standin(compiler, gm, example_inputs):
+    with torch_npu_standin.installed():
+        return _runs_with_standin(compiler(gm, example_inputs))
+
+
+class _WrappedCompiler:
+    """A TorchAir compiler whose calls go through ``compile(compiler, gm, example_inputs)``."""
+
+    def __init__(self, compiler, compile):
+        self._compiler = compiler
+        self._compile = compile
+
+    def __getattr__(self, name):
+        return getattr(self._compiler, name)
+
+    def __call__(self, gm, example_inputs):
+        return self._compile(self._compiler, gm, example_inputs)
+
+
+def _runs_with_standin(compiled):
+    def run(*args, **kwargs):
+        with torch_npu_standin.installed():
+            return compiled(*args, **kwargs)
+
+    run._boxed_call = getattr(compiled, "_boxed_call", False)
+    return run
+
+
+def _compile_phase():
+    """The phase TorchAir is compiling: "forward" (inference graphs too) or "backward"."""
+    from torchair._utils.graph_transform_observer import debug_ctx
+
+    return getattr(debug_ctx, "phase", "default")
+
+
+@dataclass(frozen=True)
+class AclGraphCapture:
+    """One FX graph as npugraph_ex captures it: ``phase`` ("forward" or "backward"), the graph after
+    TorchAir's passes (``graph_module``), the passes in the order they ran, and, per capture (one per
+    graph key: a static graph has one, a dynamic one one per shape seen), the kernels recorded."""
+
+    phase: str
+    graph_module: torch.fx.GraphModule
+    passes: tuple
+    captured_kernels: tuple
+
+    def targets(self) -> list:
+        return [node.target for node in self.graph_module.graph.nodes if node.op == "call_function"]
+
+    def airfuse_ops(self) -> list:
+        return [str(target) for target in self.targets() if str(target).startswith("airfuse.")]
+
+    def mutating_ops(self) -> collections.Counter:
+        """Ops that write one of their arguments. AOTAutograd hands TorchAir functional graphs, so
+        these are TorchAir's re-inplacing and its copies into mutated graph inputs."""
+        return collections.Counter(
+            str(target) for target in self.targets() if isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable
+        )
+
+
+@dataclass(frozen=True)
+class AclCapture:
+    graphs: tuple
+    graph_breaks: int
+    outputs: object
+
+    @property
+    def forward(self) -> list:
+        return [graph for graph in self.graphs if graph.phase == "forward"]
+
+    @property
+    def backward(self) -> list:
+        return [graph for graph in self.graphs if graph.phase == "backward"]
+
+
+def capture_aclgraph(fn, *example_inputs, dynamic=False, compiler_config=None, custom_decompositions=None, fuse=True,
+                     mode="npugraph_ex") -> AclCapture:
+    """Compile ``fn`` with airfuse's backend in TorchAir's aclgraph ``mode``, call it once on
+    ``example_inputs`` (and, if outputs require grad, back-propagate ones to the inputs and
+    parameters, as ``capture_ge_graph`` does) and return each FX graph after TorchAir's passes,
+    forward and backward, with the passes that ran and the kernels captured. ``compiler_config`` is
+    copied (its mode set to ``mode``); the example inputs are not changed."""
+    from .capture import _build_backward, _fresh_copy
+    from .torchair_env import get_npu_backend, import_torchair
+
+    torchair = import_torchair()
+    config = copy.deepcopy(compiler_config) if compiler_config is not None else torchair.CompilerConfig()
+    config.mode = mode
+    compiled, passes = [], []
+
+    def compile_watched(compiler, gm, example_inputs):
+        graph = compiler(gm, example_inputs)
+        compiled.append((_compile_phase(), tuple(passes), graph))
+        passes.clear()
+        return graph
+
+    backend = get_npu_backend(config, custom_decompositions=custom_decompositions, fuse=fuse)
+    inputs = torch.utils._pytree.tree_map_only(torch.Tensor, _fresh_copy, example_inputs)
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    watched = _compilers_wrapped(lambda compiler: _WrappedCompiler(compiler, compile_watched))
+    with watched, _passes_recorded(passes), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning a function")
+        outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*inputs)
+        graph_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
+        _build_backward(outputs, inputs, fn)
+    torch._dynamo.reset()
+    graphs = tuple(_capture_of(*entry) for entry in compiled)
+    return AclCapture(graphs, graph_breaks, outputs)
+
+
+@contextlib.contextmanager
+def _passes_recorded(passes):
+    """TorchAir's observer names each FX pass as it finishes (``graph_after_<pass>``) when its
+    debug dumps are on; for the block, it is on and appends the names to ``passes`` instead of
+    writing files."""
+    from torchair._utils.graph_transform_observer import GraphTransformObserver
+
+    init, dump_gm = GraphTransformObserver.__init__, GraphTransformObserver.dump_gm
+
+    def observing_init(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self._dump_enabled = True
+
+    def record(self, gm, name):
+        if name.startswith("graph_after_"):
+            passes.append(name.removeprefix("graph_after_"))
+
+    GraphTransformObserver.__init__, GraphTransformObserver.dump_gm = observing_init, record
+    try:
+        yield
+    finally:
+        GraphTransformObserver.__init__, GraphTransformObserver.dump_gm = init, dump_gm
+
+
+def _capture_of(phase, passes, compiled):
+    run_kernel = compiled.run_kernel  # the generated module's ``kernel``, set when the graph first ran
+    acl_graph = run_kernel.__globals__["acl_graph"] if run_kernel is not None else None
+    # Only the offline NPUGraph lists what it recorded; a real one does not.
+    captures = [graph for graph in acl_graph.graph.values() if hasattr(graph, "calls")] if acl_graph is not None else []
+    return AclGraphCapture(
+        phase=phase,
+        graph_module=compiled.runner.fx_graph,
+        passes=passes,
+        captured_kernels=tuple(tuple(str(call.func) for call in graph.calls) for graph in captures),
+    )
