@@ -6,10 +6,12 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.airfuse-installed
+# The torch `make test` runs on (its CPU wheel is on this machine's disk); setup.py admits 2.10-2.14.
+TORCH_TESTED := 2.13.0
 
 .PHONY: test demo fuzz hf-matrix setup clean
 
-test: setup twin
+test: setup twin wheel-smoke
 	$(PY) -m pytest -q tests
 
 demo: setup
@@ -38,8 +40,37 @@ setup: $(INSTALLED)
 # Reinstalled only when the package metadata changes; pip finds torch==2.13.0 offline here.
 $(INSTALLED): setup.py pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,demo]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,demo]' torch==$(TORCH_TESTED)
 	touch $@
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# A wheel of this tree (its CPU kernels taken from the warm build/ of `make twin`), installed with
+# its dependencies and the same torch into a fresh venv (not --system-site-packages: that would let
+# the base interpreter's packages hide a dependency the wheel fails to declare), then used from
+# outside the checkout by tests/package/smoke.py.
+WHEEL_DIR := build/wheel-smoke
+.PHONY: wheel-smoke
+wheel-smoke: setup twin
+	rm -rf $(WHEEL_DIR) && mkdir -p $(WHEEL_DIR)/run
+	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w $(WHEEL_DIR) .
+	$(PYTHON) -m venv $(WHEEL_DIR)/venv
+	$(WHEEL_DIR)/venv/bin/pip install -q $(WHEEL_DIR)/airfuse-*.whl torch==$$($(PY) -c 'import torch; print(torch.__version__)')
+	cd $(WHEEL_DIR)/run && ../venv/bin/python -I $(CURDIR)/tests/package/smoke.py
+
+# The whole suite on another torch: `make compat TORCH=2.12.0` (2.10-2.14; KEEP=1 keeps the venv).
+# torch from the registry into .venv-torch<version> beside .venv, CMake's build in
+# build/torch<version>, offline TorchAir of the matching torch_npu; the venv is removed afterwards.
+COMPAT_VENV = .venv-torch$(TORCH)
+COMPAT_BUILD = build/torch$(TORCH)
+.PHONY: compat
+compat:
+	@test -n "$(TORCH)" || { echo "usage: make compat TORCH=2.12.0 [KEEP=1]" >&2; exit 2; }
+	@set -e; test -n "$(KEEP)" || trap 'rm -rf $(COMPAT_VENV)' EXIT; \
+	test -x $(COMPAT_VENV)/bin/python || $(PYTHON) -m venv $(COMPAT_VENV); \
+	$(COMPAT_VENV)/bin/pip install -q -e '.[test]' torch==$(TORCH); \
+	$(COMPAT_VENV)/bin/python -m airfuse.offline; \
+	cmake -S . -B $(COMPAT_BUILD) -DAIRFUSE_PYTHON=$(CURDIR)/$(COMPAT_VENV)/bin/python >/dev/null; \
+	cmake --build $(COMPAT_BUILD) -j2; \
+	AIRFUSE_BUILD_DIR=$(COMPAT_BUILD) $(COMPAT_VENV)/bin/python -m pytest -q tests
