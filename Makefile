@@ -46,17 +46,23 @@ $(INSTALLED): setup.py pyproject.toml
 clean:
 	rm -rf $(VENV) build *.egg-info
 
-# A wheel of this tree (its CPU kernels taken from the warm build/ of `make twin`), installed with
-# its dependencies and the same torch into a fresh venv (not --system-site-packages: that would let
-# the base interpreter's packages hide a dependency the wheel fails to declare), then used from
-# outside the checkout by tests/package/smoke.py.
+# A wheel of this tree (its CPU kernels taken from the warm build/ of `make twin`), installed into
+# a venv of its own and used from outside the checkout by tests/package/smoke.py. The venv is made
+# afresh, with the wheel's dependencies from its own metadata and the same torch, whenever the
+# package metadata changes; otherwise it is kept and only airfuse is reinstalled, since a fresh
+# torch install takes minutes, and `pip check` proves the declared dependencies are all there.
+# Not --system-site-packages: the base interpreter's packages could hide an undeclared dependency.
 WHEEL_DIR := build/wheel-smoke
+WHEEL_VENV := $(WHEEL_DIR)/venv
 .PHONY: wheel-smoke
 wheel-smoke: setup twin
-	rm -rf $(WHEEL_DIR) && mkdir -p $(WHEEL_DIR)/run
-	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w $(WHEEL_DIR) .
-	$(PYTHON) -m venv $(WHEEL_DIR)/venv
-	$(WHEEL_DIR)/venv/bin/pip install -q $(WHEEL_DIR)/airfuse-*.whl torch==$$($(PY) -c 'import torch; print(torch.__version__)')
+	rm -rf $(WHEEL_DIR)/dist $(WHEEL_DIR)/run && mkdir -p $(WHEEL_DIR)/dist $(WHEEL_DIR)/run
+	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w $(WHEEL_DIR)/dist .
+	test $(WHEEL_VENV)/.created -nt setup.py -a $(WHEEL_VENV)/.created -nt pyproject.toml || { rm -rf $(WHEEL_VENV) && \
+	  $(PYTHON) -m venv $(WHEEL_VENV) && $(WHEEL_VENV)/bin/pip install -q --no-compile $(WHEEL_DIR)/dist/airfuse-*.whl \
+	    torch==$$($(PY) -c 'import torch; print(torch.__version__)') && touch $(WHEEL_VENV)/.created; }
+	$(WHEEL_VENV)/bin/pip install -q --no-compile --force-reinstall --no-deps $(WHEEL_DIR)/dist/airfuse-*.whl
+	$(WHEEL_VENV)/bin/pip check
 	cd $(WHEEL_DIR)/run && ../venv/bin/python -I $(CURDIR)/tests/package/smoke.py
 
 # The whole suite on another torch: `make compat TORCH=2.12.0` (2.10-2.14; KEEP=1 keeps the venv).
