@@ -6,10 +6,12 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 PY := $(VENV)/bin/python
 INSTALLED := $(VENV)/.airfuse-installed
+# The torch `make test` runs on (its CPU wheel is on this machine's disk); setup.py admits 2.10-2.14.
+TORCH_TESTED := 2.13.0
 
 .PHONY: test demo fuzz hf-matrix dist-matrix onnx-matrix setup clean vendor-check vendor-build
 
-test: setup twin vendor-build
+test: setup twin vendor-build wheel-smoke
 	$(PY) -m pytest -q tests
 
 # airfuse judged by the vendor's own code (vendor_check/README.md): kernels and op_host compiled
@@ -59,8 +61,43 @@ setup: $(INSTALLED)
 # Reinstalled only when the package metadata changes; pip finds torch==2.13.0 offline here.
 $(INSTALLED): setup.py pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,demo,onnx]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[test,demo,onnx]' torch==$(TORCH_TESTED)
 	touch $@
 
 clean:
 	rm -rf $(VENV) build *.egg-info
+
+# A wheel of this tree (its CPU kernels taken from the warm build/ of `make twin`), installed into
+# a venv of its own and used from outside the checkout by tests/package/smoke.py. The venv is made
+# afresh, with the wheel's dependencies from its own metadata and the same torch, whenever the
+# package metadata changes; otherwise it is kept and only airfuse is reinstalled, since a fresh
+# torch install takes minutes, and `pip check` proves the declared dependencies are all there.
+# Not --system-site-packages: the base interpreter's packages could hide an undeclared dependency.
+WHEEL_DIR := build/wheel-smoke
+WHEEL_VENV := $(WHEEL_DIR)/venv
+.PHONY: wheel-smoke
+wheel-smoke: setup twin
+	rm -rf $(WHEEL_DIR)/dist $(WHEEL_DIR)/run && mkdir -p $(WHEEL_DIR)/dist $(WHEEL_DIR)/run
+	$(PY) -m pip wheel -q --no-build-isolation --no-deps -w $(WHEEL_DIR)/dist .
+	test $(WHEEL_VENV)/.created -nt setup.py -a $(WHEEL_VENV)/.created -nt pyproject.toml || { rm -rf $(WHEEL_VENV) && \
+	  $(PYTHON) -m venv $(WHEEL_VENV) && $(WHEEL_VENV)/bin/pip install -q --no-compile $(WHEEL_DIR)/dist/airfuse-*.whl \
+	    torch==$$($(PY) -c 'import torch; print(torch.__version__)') && touch $(WHEEL_VENV)/.created; }
+	$(WHEEL_VENV)/bin/pip install -q --no-compile --force-reinstall --no-deps $(WHEEL_DIR)/dist/airfuse-*.whl
+	$(WHEEL_VENV)/bin/pip check
+	cd $(WHEEL_DIR)/run && ../venv/bin/python -I $(CURDIR)/tests/package/smoke.py
+
+# The whole suite on another torch: `make compat TORCH=2.12.0` (2.10-2.14; KEEP=1 keeps the venv).
+# torch from the registry into .venv-torch<version> beside .venv, CMake's build in
+# build/torch<version>, offline TorchAir of the matching torch_npu; the venv is removed afterwards.
+COMPAT_VENV = .venv-torch$(TORCH)
+COMPAT_BUILD = build/torch$(TORCH)
+.PHONY: compat
+compat:
+	@test -n "$(TORCH)" || { echo "usage: make compat TORCH=2.12.0 [KEEP=1]" >&2; exit 2; }
+	@set -e; test -n "$(KEEP)" || trap 'rm -rf $(COMPAT_VENV)' EXIT; \
+	test -x $(COMPAT_VENV)/bin/python || $(PYTHON) -m venv $(COMPAT_VENV); \
+	$(COMPAT_VENV)/bin/pip install -q -e '.[test]' torch==$(TORCH); \
+	$(COMPAT_VENV)/bin/python -m airfuse.offline; \
+	cmake -S . -B $(COMPAT_BUILD) -DAIRFUSE_PYTHON=$(CURDIR)/$(COMPAT_VENV)/bin/python >/dev/null; \
+	cmake --build $(COMPAT_BUILD) -j2; \
+	AIRFUSE_BUILD_DIR=$(COMPAT_BUILD) $(COMPAT_VENV)/bin/python -m pytest -q tests

@@ -1,4 +1,5 @@
-"""airfuse's fused CPU kernels (csrc/cpu, built into ``build/libairfuse_cpu.so`` by ``make twin``).
+"""airfuse's fused CPU kernels (csrc/cpu): ``airfuse/lib/libairfuse_cpu.so`` in an installed package,
+``build/libairfuse_cpu.so`` (``make twin``) in a source checkout (``airfuse.libraries``).
 
 Every ``torch.ops.airfuse.<op>`` CPU kernel is the op's Python input checks, shared with its fake
 impl so both refuse bad input with the same message, followed by the C++ kernel, registered as the
@@ -19,13 +20,15 @@ from pathlib import Path
 
 import torch
 
+from . import libraries
 from .opdef import OpDefinition
 
 NAMESPACE = "airfuse_cpu"
-LIBRARY = Path(__file__).resolve().parent.parent / "build" / "libairfuse_cpu.so"
+LIBRARY = libraries.library("airfuse_cpu")
 
 _LIB = torch.library.Library(NAMESPACE, "DEF")
 _loaded = False
+_mismatch = None  # why the library cannot be loaded into this torch (airfuse.libraries.torch_mismatch)
 _KERNELS = {}  # op name -> its CPU kernel (checked_kernel's), for callers already below the dispatcher
 
 
@@ -36,15 +39,25 @@ def define(op: OpDefinition):
 
 def load():
     """Load the library once every ``airfuse_cpu`` schema is defined (airfuse/ops/__init__.py)."""
-    global _loaded
-    if LIBRARY.exists() and not _loaded:
+    global _loaded, _mismatch
+    if _loaded or not LIBRARY.exists():
+        return
+    _mismatch = libraries.torch_mismatch(LIBRARY, torch.__version__, torch._C._GLIBCXX_USE_CXX11_ABI)
+    if _mismatch is None:
         torch.ops.load_library(str(LIBRARY))
         _loaded = True
 
 
+def _not_loaded() -> str:
+    if _mismatch:
+        return f"airfuse's CPU kernels cannot be loaded: {_mismatch}"
+    return (f"airfuse's CPU kernels ({LIBRARY}) are not built; run `make setup twin` in the airfuse checkout "
+            "(or `cmake -S . -B build && cmake --build build -j2`)")
+
+
 def _native_control(name):
     if not _loaded:
-        raise RuntimeError(f"airfuse CPU kernels: {name}: the library ({LIBRARY}) is not built; run `make setup twin`")
+        raise RuntimeError(f"airfuse CPU kernels: {name}: {_not_loaded()}")
     return getattr(getattr(torch.ops, NAMESPACE), name)
 
 
@@ -122,10 +135,7 @@ def _checked(op: OpDefinition, check, name: str):
                 passed.clear()
             passed.add(signature)
         if not _loaded:
-            raise RuntimeError(
-                f"{op.public_name}: airfuse's CPU kernels ({LIBRARY}) are not built; run `make setup twin` in the airfuse "
-                "checkout (or `cmake -S . -B build && cmake --build build -j2`)"
-            )
+            raise RuntimeError(f"{op.public_name}: {_not_loaded()}")
         return native(*args)
 
     kernel.__name__ = f"{name}_cpu"

@@ -3,7 +3,7 @@
 The twin (``twin/``) is a g++ implementation of the Ascend C API subset the kernels in
 ``kernels/`` use; it enforces the hardware's rules (UB capacity, 32-byte rules, GM bounds,
 queue discipline, no bf16 arithmetic) and counts GM bytes. ``make twin`` builds it into
-``build/libairfuse_twin.so``. Each launch takes its tiling from the shared op_host tiling core,
+``build/libairfuse_twin.so`` (a source checkout's build directory, ``airfuse.libraries``). Each launch takes its tiling from the shared op_host tiling core,
 then runs every block index of block_dim; a broken rule raises :class:`TwinError`.
 """
 
@@ -20,9 +20,10 @@ from typing import NamedTuple
 
 import torch
 
+from . import libraries
 from .ops import ALL_OPS
 
-DEFAULT_LIB = Path(__file__).resolve().parent.parent / "build" / "libairfuse_twin.so"
+DEFAULT_LIB = libraries.build_dir() / "libairfuse_twin.so"
 DEFAULT_CHIP = "Ascend910B2"
 MAX_BLOCK_DIM = 65535  # the largest block_dim a launch takes (CANN's limit)
 

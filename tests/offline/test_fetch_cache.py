@@ -29,7 +29,7 @@ _MEMBERS = {
 @pytest.fixture
 def small_wheel(tmp_path, monkeypatch):
     """Point the cache at tmp_path/cache and make every download produce a small wheel."""
-    source = tmp_path / fetch.WHEEL_NAME
+    source = tmp_path / fetch.wheel_name()
     with zipfile.ZipFile(source, "w") as archive:
         for name, data in _MEMBERS.items():
             archive.writestr(name, data)
@@ -37,7 +37,7 @@ def small_wheel(tmp_path, monkeypatch):
 
     def download(dest, *, quiet):
         downloads.append(dest)
-        return Path(shutil.copy(source, dest / fetch.WHEEL_NAME))
+        return Path(shutil.copy(source, dest / fetch.wheel_name()))
 
     monkeypatch.setenv(fetch.CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.setattr(fetch, "_download_wheel", download)

@@ -53,7 +53,7 @@ def test_real_div_refuses_integers():
 
 UNARY = {
     "Abs": torch.abs, "Neg": torch.neg, "Relu": torch.relu, "Sigmoid": torch.sigmoid, "Tanh": torch.tanh,
-    "Rsqrt": torch.rsqrt, "Sign": torch.sign, "Identity": lambda x: x,
+    "Rsqrt": torch.rsqrt, "Reciprocal": torch.reciprocal, "Sign": torch.sign, "Identity": lambda x: x,
 }
 
 
@@ -61,12 +61,12 @@ UNARY = {
 @pytest.mark.parametrize("op", UNARY)
 def test_unary(op, dtype):
     x = rand(3, 5, dtype=dtype)
-    if op == "Rsqrt":
+    if op in ("Rsqrt", "Reciprocal"):
         x = x.abs() + 0.1
     _close(run_op(getattr(ge, op), x), UNARY[op](x), dtype)
 
 
-@pytest.mark.parametrize("op", ["Sigmoid", "Tanh", "Rsqrt"])
+@pytest.mark.parametrize("op", ["Sigmoid", "Tanh", "Rsqrt", "Reciprocal"])
 def test_float_unary_refuses_integers(op):
     with pytest.raises(GeExecutionError, match="floating"):
         run_op(getattr(ge, op), torch.tensor([1, 2]))

@@ -1,0 +1,43 @@
+"""airfuse.compat: each older release's behaviour, checked on whichever torch runs the tests (the
+release's own behaviour is what `make compat TORCH=<version>` runs the whole suite on)."""
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from airfuse import compat
+
+
+def _search(x, gamma, eps):
+    return x * gamma + eps
+
+
+def _trace(fn, args, get_decomp_fn=None):
+    return ("traced", fn, tuple(args))
+
+
+@pytest.mark.parametrize("release", [(2, 12), (2, 13)])
+def test_pattern_arguments_come_from_the_match(monkeypatch, release):
+    monkeypatch.setattr(compat, "TORCH", release)
+    trace_fn, arguments = compat.pattern_arguments(_search, _trace)
+    x, gamma = torch.ones(2), torch.ones(2)
+    assert trace_fn(_search, [x, gamma, 1e-5]) == ("traced", _search, (x, gamma, 1e-5))
+    match = SimpleNamespace(kwargs={"x": x, "gamma": gamma, "eps": 1e-6})
+    assert arguments(match) == [x, gamma, 1e-6]
+
+
+def test_up_to_2_12_a_scalar_baked_into_the_retraced_pattern_is_the_one_it_was_traced_with(monkeypatch):
+    monkeypatch.setattr(compat, "TORCH", (2, 12))
+    trace_fn, arguments = compat.pattern_arguments(_search, _trace)
+    x, gamma, size = torch.ones(2), torch.ones(2), 7
+    trace_fn(_search, [size, x, gamma, 1e-5])  # with a symbolic size, the pattern matcher puts it first
+    assert arguments(SimpleNamespace(kwargs={"x": x, "gamma": gamma})) == [x, gamma, 1e-5]
+
+
+def test_since_2_13_every_argument_is_in_the_match(monkeypatch):
+    monkeypatch.setattr(compat, "TORCH", (2, 13))
+    trace_fn, arguments = compat.pattern_arguments(_search, _trace)
+    assert trace_fn is _trace
+    with pytest.raises(KeyError, match="eps"):
+        arguments(SimpleNamespace(kwargs={"x": 1, "gamma": 2}))
