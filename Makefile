@@ -11,8 +11,10 @@ TORCH_TESTED := 2.13.0
 
 .PHONY: test demo fuzz hf-matrix dist-matrix onnx-matrix setup clean vendor-check vendor-build
 
+# Two pytest workers, one per core, each taking whole files (module fixtures load once): the suite
+# is mostly single-threaded Python (compiles, tracing), so it takes about half the time of one.
 test: setup twin vendor-build wheel-smoke
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n 2 --dist loadfile tests
 
 # airfuse judged by the vendor's own code (vendor_check/README.md): kernels and op_host compiled
 # against CANN's headers, CANN's opbuild run on op_host. Skipped, with one line saying why, where

@@ -51,7 +51,7 @@ setup(
     # transformers: the real models of the tests and the demo; graphviz renders GE graphs (the
     # text form needs nothing, the pictures also need Graphviz's `dot` program).
     extras_require={
-        "test": ["pytest", "hypothesis==6.170.15", "transformers==5.23.0", "graphviz==0.21"],
+        "test": ["pytest", "pytest-xdist==3.8.0", "hypothesis==6.170.15", "transformers==5.23.0", "graphviz==0.21"],
         "demo": ["transformers==5.23.0", "graphviz==0.21"],
         # airfuse.onnx: the exporter's ONNX Script translations, the checker, ONNX Runtime (and its
         # extensions' Python custom ops, which run the custom form on airfuse's CPU kernels).

@@ -8,6 +8,7 @@ import importlib
 import importlib.util
 import sys
 import warnings
+from pathlib import Path
 
 import torch
 from torch._decomp import get_decompositions
@@ -20,7 +21,17 @@ _state = {"torchair": None, "offline": False}
 
 
 def native_torchair_available() -> bool:
-    return any(importlib.util.find_spec(name) is not None for name in ("torch_npu", "torchair"))
+    """torch_npu, or a TorchAir that is not airfuse's offline copy: a process that inherited this
+    one's ``sys.path`` (a fork server, a spawned worker) finds the copy as ``torchair`` too, and
+    it cannot load without the stand-in native module."""
+    if importlib.util.find_spec("torch_npu") is not None:
+        return True
+    spec = importlib.util.find_spec("torchair")
+    return spec is not None and not _in_offline_cache(spec.origin or "")
+
+
+def _in_offline_cache(path: str) -> bool:
+    return Path(path).resolve().is_relative_to(Path(fetch.install_root()).resolve())
 
 
 def is_offline() -> bool:

@@ -5,8 +5,11 @@ opbuild on op_host (vendor_check/README.md). Its sources, first found wins:
 
 1. ``AIRFUSE_CANN_OPEN``: a tree laid out as CANN's open-source repositories
    (``asc-devkit/``, ``asc-tools/``, ``metadef/``, ``ge/``, ``libboundscheck/``);
-2. ``ASCEND_HOME_PATH``: an installed CANN toolkit (an NPU host);
-3. ``../shared/vendor/cann-open`` beside the project, when it exists.
+2. ``../shared/vendor/cann-open`` beside the project, when it exists;
+3. ``ASCEND_HOME_PATH``: an installed CANN toolkit (an NPU host). Its folders differ from the
+   open-source layout and no toolkit was at hand to learn them, so this layout records which
+   checks it could not make (vendor_check/README.md); an open-source tree, where there is one,
+   is preferred for that reason.
 
 With none, the check is skipped with one line saying why, unless ``AIRFUSE_REQUIRE_CANN_OPEN=1``
 (CI sets it): then a missing tree is an error.
@@ -69,11 +72,11 @@ def find_sources() -> tuple[VendorSources | None, str]:
     named = os.environ.get("AIRFUSE_CANN_OPEN")
     if named:
         return _check_open_tree(Path(named).resolve(), "AIRFUSE_CANN_OPEN"), ""
+    if DEFAULT_TREE.is_dir():
+        return _check_open_tree(DEFAULT_TREE, "the default location"), ""
     toolkit = os.environ.get("ASCEND_HOME_PATH")
     if toolkit and Path(toolkit).is_dir():
         return VendorSources("toolkit", str(Path(toolkit).resolve()), "ASCEND_HOME_PATH"), ""
-    if DEFAULT_TREE.is_dir():
-        return _check_open_tree(DEFAULT_TREE, "the default location"), ""
     reason = (f"no vendor sources: AIRFUSE_CANN_OPEN and ASCEND_HOME_PATH are unset and {DEFAULT_TREE} "
               "does not exist")
     if _required():
@@ -94,7 +97,16 @@ def build(build_dir: Path, sources: VendorSources, python: str) -> None:
     previous = json.loads(state_file.read_text()) if state_file.is_file() else {}
     if not cache.is_file() or previous.get("sources") != asdict(sources):
         subprocess.run(configure, check=True, stdout=subprocess.DEVNULL)
-    subprocess.run(["cmake", "--build", str(build_dir), "-j", str(min(2, os.cpu_count() or 1))], check=True)
+    # The vendor's headers print pages of deprecation notes (#pragma message) that -w does not
+    # silence: the build's output goes to a log, and only its errors are shown when it fails.
+    log = build_dir / "build.log"
+    with log.open("w") as out:
+        done = subprocess.run(["cmake", "--build", str(build_dir), "-j", str(min(2, os.cpu_count() or 1))],
+                              stdout=out, stderr=subprocess.STDOUT)
+    if done.returncode != 0:
+        errors = [line for line in log.read_text(errors="replace").splitlines() if "error" in line.lower()]
+        print("\n".join(errors[:60]), file=sys.stderr)
+        raise subprocess.CalledProcessError(done.returncode, done.args)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             build(args.build, sources, sys.executable)
         except subprocess.CalledProcessError as error:
-            reason = f"`{' '.join(error.cmd)}` failed (exit {error.returncode}); its errors are above"
+            reason = (f"`{' '.join(error.cmd)}` failed (exit {error.returncode}); its errors are above, "
+                      f"the whole output in {args.build / 'build.log'}")
             _write_state(args.build, {"status": "failed", "sources": asdict(sources), "reason": reason})
             print(f"vendor check FAILED: {reason}", file=sys.stderr)
             return 1

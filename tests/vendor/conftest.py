@@ -37,3 +37,10 @@ def vendor_build() -> Path:
 def vendor_sources(vendor_build) -> dict:
     """Where the vendor's code was found: {"layout": "open"|"toolkit", "root": path, "chosen_by": rule}."""
     return json.loads((vendor_build / "state.json").read_text())["sources"]
+
+
+@pytest.fixture(scope="session")
+def vendor_part_unchecked():
+    """Call with the reason a part of the check could not be made (an installed toolkit's layout,
+    vendor_check/README.md): the test skips, or with AIRFUSE_REQUIRE_CANN_OPEN=1 fails."""
+    return _refuse

@@ -32,11 +32,11 @@ OPS = sorted(ALL_OPS.values(), key=lambda op: op.name)
 
 
 @pytest.fixture(autouse=True)
-def _opbuild_part(vendor_build):
+def _opbuild_part(vendor_build, vendor_part_unchecked):
     """vendor_check/op_host.cmake records why it skipped its part (an installed toolkit's layout)."""
     skipped = vendor_build / "opbuild" / "skipped.txt"
     if skipped.is_file():
-        pytest.skip(skipped.read_text().strip())
+        vendor_part_unchecked(skipped.read_text().strip())
 
 
 def _ini(vendor_build, chip) -> configparser.ConfigParser:
