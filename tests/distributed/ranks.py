@@ -1,9 +1,10 @@
 """Run a function on N CPU processes joined in a gloo process group, bounded in time.
 
-The processes are forked from a fork server that imported torch, airfuse and transformers once (a
-fresh interpreter per rank would spend most of the test's time importing them). Not from the test
-process itself: once a test has run a backward pass there, autograd's worker threads make fork
-unsafe, and torch refuses it. Each rank runs one thread (the ranks share two cores anyway). They meet through a FileStore in a fresh
+The processes are forked from a fork server that imported torch, Dynamo, airfuse and
+transformers once (a fresh interpreter per rank would spend most of the test's time importing
+them). Not from the test process itself: once a test has run a backward pass there, autograd's
+worker threads make fork unsafe, and torch refuses it. Each rank runs one thread (the ranks share
+two cores anyway). They meet through a FileStore in a fresh
 directory (no port to pick); gloo's own connections bind ephemeral loopback ports. Every wait is
 bounded: the process group's collectives time out, and the parent kills every rank still running
 at the deadline and reports which ones hung.
@@ -25,7 +26,7 @@ def run_ranks(fn, world_size, *args, timeout=60.0):
     """``[fn(rank, world_size, *args) for rank in range(world_size)]``, each on its own rank of a
     gloo group; ``fn``'s results must pickle. A rank's exception fails the call with its traceback."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["torch", "torch.distributed", "airfuse", "transformers"])
+    context.set_forkserver_preload(["torch", "torch.distributed", "torch._dynamo", "airfuse", "transformers"])
     results = context.Queue()
     with tempfile.TemporaryDirectory() as directory:
         store_path = os.path.join(directory, "store")
