@@ -205,3 +205,33 @@ def test_compiled_training_graphs_keep_the_two_ops():
     assert "airfuse.rms_norm_backward" in captured and "add_" in captured
     assert not any("airfuse_cpu" in target for graph in graphs for target in targets(graph))
     assert all(torch.equal(a, p.grad) for a, p in zip(eager, (x1, x2, gamma)))
+
+
+ONE_OUTPUT_USED = [pytest.param(lambda y, x: y.sin(), id="y-only"), pytest.param(lambda y, x: x.sin(), id="x-only")]
+
+
+@pytest.mark.parametrize("uses", ONE_OUTPUT_USED)
+def test_an_unused_output_adds_no_zero_gradient(uses):
+    """The last layer's residual x (or a y nobody reads) has no gradient: the backward gets None
+    for it, and neither eager nor the compiled backward graph creates zeros to add."""
+    from functorch.compile import make_boxed_compiler
+    from torch._dynamo.backends.common import aot_autograd
+
+    def loss(a, b, g):
+        y, _, x = add_rms_norm(a, b, g, 1e-6)
+        return uses(y, x).sum()
+
+    x1, x2 = (torch.randn(3, 8, dtype=torch.float64, requires_grad=True) for _ in range(2))
+    gamma = torch.rand(8, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(loss, (x1, x2, gamma))
+    eager = torch.autograd.grad(loss(x1, x2, gamma), (x1, x2, gamma), allow_unused=True)
+
+    graphs = []
+    keep = make_boxed_compiler(lambda gm, _inputs: graphs.append(gm) or gm.forward)
+    compiled = torch.compile(loss, backend=aot_autograd(fw_compiler=keep, bw_compiler=keep), fullgraph=True)
+    got = torch.autograd.grad(compiled(x1, x2, gamma), (x1, x2, gamma), allow_unused=True)
+    for e, g in zip(eager, got, strict=True):
+        assert (e is None and g is None) or torch.equal(e, g)
+    backward = {str(node.target) for node in graphs[-1].graph.nodes if node.op == "call_function"}
+    assert not any(target.startswith(("aten.zeros", "aten.full", "aten.add")) for target in backward), backward
+

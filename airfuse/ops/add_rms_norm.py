@@ -67,6 +67,11 @@ def _setup_context(ctx, inputs, output):
     _, rstd, x = output
     ctx.save_for_backward(x, rstd, gamma)
     ctx.mark_non_differentiable(rstd)
+    # An output the loss does not use (the last layer's residual x, or y where only x is used) gets
+    # None, not a zero tensor: a graph then has no zeros + add, and TorchAir's aclgraph converter
+    # cannot compile a backward graph that creates a tensor from nothing (aten.zeros runs for real
+    # there, outside the fake mode, and meets the graph's FakeTensors).
+    ctx.set_materialize_grads(False)
 
 
 # rms_norm_backward's dx + dx_residual in one pass: dx rounded to x's dtype as rms_norm_backward
@@ -102,14 +107,17 @@ def _fusable(dy, x, rstd, gamma, dx_residual) -> bool:
 
 def _backward(ctx, dy, _drstd, dx_residual):
     x, rstd, gamma = ctx.saved_tensors
+    if dy is None:  # only the residual x reaches the loss
+        return dx_residual, dx_residual, None, None
     # x reaches the loss through y and, as the next residual, directly: dx is the sum of both.
-    if _fusable(dy, x, rstd, gamma, dx_residual):
+    if dx_residual is not None and _fusable(dy, x, rstd, gamma, dx_residual):
         dx, dgamma = _rms_norm_backward_add(dy, x, rstd, gamma, dx_residual)
     else:
         dx, dgamma = torch.ops.airfuse.rms_norm_backward(dy, x, rstd, gamma)
-        # In place: dx is the kernel's fresh output, and a new tensor would cost another x-sized
-        # allocation (page faults when large).
-        dx.add_(dx_residual)
+        if dx_residual is not None:
+            # In place: dx is the kernel's fresh output, and a new tensor would cost another x-sized
+            # allocation (page faults when large).
+            dx.add_(dx_residual)
     return dx, dx, dgamma, None
 
 

@@ -67,17 +67,8 @@ def test_patched_fused_forward_equals_eager(family, dynamic):
     assert backend.compiles == first_compiles, f"{family}: a later call recompiled"
 
 
-# Measured, fuse=True: every family's backward graph stops in TorchAir's own FX interpreter
-# (_NpuGraphConverter), before anything of the stand-in runs: an aten.zeros gives a real tensor that
-# meets the FakeTensors it runs on ("Please convert all Tensors to FakeTensors first"). The same
-# patched Llama trains with fuse=False. Strict: when it passes, the mark must go.
-_FUSED_TRAINING_FAILS = pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason="TorchAir 2.13's aclgraph converter meets a real aten.zeros among FakeTensors"
-)
 TRAINING_RUNS = [
-    pytest.param(family, fuse, id=f"{family}-{'fused' if fuse else 'unfused'}", marks=[_FUSED_TRAINING_FAILS] if fuse else [])
-    for family in TRAINING_FAMILIES
-    for fuse in (False, True)
+    pytest.param(family, fuse, id=f"{family}-{'fused' if fuse else 'unfused'}") for family in TRAINING_FAMILIES for fuse in (False, True)
 ]
 
 

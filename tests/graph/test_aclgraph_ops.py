@@ -141,3 +141,41 @@ def test_offline_turns_pattern_fusion_off_with_a_warning_and_refuses_static_kern
     config.experimental_config.aclgraph._aclnn_static_shape_kernel = True
     with pytest.raises(RuntimeError, match="_aclnn_static_shape_kernel.*needs an Ascend NPU with CANN"):
         airfuse.get_npu_backend(config)
+
+
+def test_the_last_layers_backward_compiles_in_npugraph_ex_mode():
+    """TorchAir's aclgraph converter compiles a backward graph outside any fake mode, so a tensor
+    made from nothing there (aten.zeros for an unused output's gradient) meets FakeTensors and stops
+    the compile: the last layer of a fused model, whose residual x is unused, must not need one."""
+    def last_layer(a, b, g):
+        y, _, _ = torch.ops.airfuse.add_rms_norm(a, b, g, 1e-6)
+        return y
+
+    x1, x2 = (torch.randn(2, 5, 16, requires_grad=True) for _ in range(2))
+    gamma = torch.rand(16, requires_grad=True)
+    compiled = torch.compile(last_layer, backend=aclgraph_backend("npugraph_ex"), dynamic=False)
+    weights = torch.linspace(-1.0, 1.0, 160).reshape(2, 5, 16)
+    want = torch.autograd.grad((last_layer(x1, x2, gamma) * weights).sum(), (x1, x2, gamma))
+    got = torch.autograd.grad((compiled(x1, x2, gamma) * weights).sum(), (x1, x2, gamma))
+    for w, g in zip(want, got, strict=True):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-6)
+
+
+class _ZerosInBackward(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2 + torch.zeros(grad.shape)
+
+
+def test_a_tensor_made_in_a_backward_graph_fails_in_torchairs_converter():
+    """AOTAutograd compiles the backward lazily, outside the fake mode, and TorchAir's aclgraph
+    converter runs each node's op for the graph it builds: ``aten.zeros`` there gives a real tensor
+    that meets the FakeTensors. This pins the limitation: when it passes, TorchAir fixed it."""
+    x = torch.randn(3, 4, requires_grad=True)
+    compiled = torch.compile(_ZerosInBackward.apply, backend=aclgraph_backend("npugraph_ex"), dynamic=False)
+    with pytest.raises(AssertionError, match="Please convert all Tensors to FakeTensors first"):
+        compiled(x).sum().backward()
