@@ -97,3 +97,17 @@ def test_every_kernel_has_its_op_host_and_back():
         assert base in by_base, f"kernels/{base}.cpp or op_host/{base}.cpp belongs to no defined op (IR base names: {sorted(by_base)})"
         for folder, present in (("kernels", kernels), ("op_host", op_host)):
             assert base in present, f"op {by_base[base].name}: {folder}/{base}.cpp is missing (kernels/ and op_host/ come in pairs)"
+
+
+def test_the_twin_exports_every_kernel_build_derived_from_the_op_definitions():
+    """CMakeLists.txt compiles the twin's kernels from `python -m airfuse.kernel_builds --twin`."""
+    import subprocess
+
+    from airfuse import twin
+    from airfuse.kernel_builds import twin_builds
+
+    out = subprocess.run(["nm", "-D", "--defined-only", str(twin.DEFAULT_LIB)], check=True, capture_output=True, text=True).stdout
+    exported = {line.split()[-1] for line in out.splitlines()}
+    for build in twin_builds(OPS):
+        assert build.twin_name in exported, (
+            f"op {build.op.name}: {twin.DEFAULT_LIB.name} lacks {build.twin_name} (kernels/{build.source}); rebuild with `make twin`")
