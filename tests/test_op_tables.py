@@ -112,3 +112,19 @@ def test_the_twin_exports_every_kernel_build_derived_from_the_op_definitions():
     for build in twin_builds(OPS):
         assert build.twin_name in exported, (
             f"op {build.op.name}: {twin.DEFAULT_LIB.name} lacks {build.twin_name} (kernels/{build.source}); rebuild with `make twin`")
+
+
+def test_every_twin_tiling_entry_has_its_python_signature():
+    """twin/src/capi.cpp's twin_tiling_<kind> entries and airfuse/twin.py's TILING_ARGUMENTS and argtypes name the same kinds."""
+    import subprocess
+
+    from airfuse import twin
+
+    out = subprocess.run(["nm", "-D", "--defined-only", str(twin.DEFAULT_LIB)], check=True, capture_output=True, text=True).stdout
+    entries = {s.removeprefix("twin_tiling_") for s in (line.split()[-1] for line in out.splitlines()) if s.startswith("twin_tiling_")}
+    entries.discard("size")
+    assert entries == set(twin.TILING_ARGUMENTS), (
+        f"twin/src/capi.cpp twin_tiling_<kind> entries {sorted(entries)} != airfuse/twin.py TILING_ARGUMENTS {sorted(twin.TILING_ARGUMENTS)}")
+    lib = twin.library()
+    for kind in sorted(entries):
+        assert getattr(lib, f"twin_tiling_{kind}").argtypes, f"airfuse/twin.py library() sets no argtypes for twin_tiling_{kind}"
