@@ -10,6 +10,14 @@ time):
     python -m airfuse.kernel_builds
 
 prints one build a line: ``chip,kernel source,build name,DTYPE_X=float,DTYPE_GAMMA=half,...``.
+
+The CPU twin (CMakeLists.txt) compiles each kernel once per dtype combination of its op, whatever the
+chip, with the same macros; its entry symbol gets a suffix of the dtypes that tell the combinations
+apart (``twin_name``), so that all coexist in one library and airfuse/twin.py finds them:
+
+    python -m airfuse.kernel_builds --twin
+
+prints one a line: ``kernel source,entry symbol,twin name,DTYPE_X=float,...``.
 """
 
 from __future__ import annotations
@@ -51,9 +59,28 @@ class KernelBuild:
         return "__".join([self.op.kernel_symbol, "_".join(dtype_name(self.combo[p]) for p in params)])
 
     @property
+    def twin_name(self) -> str:
+        """The twin's name for this build: the entry symbol and the dtypes of ``twin_dtype_params``
+        (airfuse_rms_norm__float16_float32 for x float16, gamma float32)."""
+        return "__".join([self.op.kernel_symbol, "_".join(dtype_name(self.combo[p]) for p in twin_dtype_params(self.op))])
+
+    @property
     def dtype_macros(self) -> list[str]:
         params = dict.fromkeys(p.name for p in self.op.inputs + self.op.outputs)
         return [f"DTYPE_{p.upper()}={KERNEL_C_TYPE[self.combo[p]]}" for p in params]
+
+
+def twin_dtype_params(op: OpDefinition) -> list[str]:
+    """The inputs, in IR order, whose dtype the earlier ones' dtypes do not fix across the op's
+    combinations: enough to tell the combinations apart (x and gamma for rms_norm, x alone for add)."""
+    chosen = []
+    for name in op.tensor_args:
+        dtype_given_chosen = {}
+        for combo in op.dtype_combos:
+            if dtype_given_chosen.setdefault(tuple(combo[p] for p in chosen), combo[name]) != combo[name]:
+                chosen.append(name)
+                break
+    return chosen
 
 
 def kernel_ops(ops) -> list[OpDefinition]:
@@ -66,9 +93,26 @@ def kernel_builds(ops) -> list[KernelBuild]:
             for op in kernel_ops(ops) for combo in combos_of(op)]
 
 
-def main() -> None:
+# One twin library serves every chip it models: it holds 910B's builds, every combination of the op definition.
+TWIN_BUILDS_CHIP = "ascend910b"
+
+
+def twin_builds(ops) -> list[KernelBuild]:
+    return [build for build in kernel_builds(ops) if build.chip == TWIN_BUILDS_CHIP]
+
+
+def main(argv=None) -> None:
+    import argparse
+
     from .ops import ALL_OPS
 
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--twin", action="store_true", help="the CPU twin's builds instead of CANN's")
+    args = parser.parse_args(argv)
+    if args.twin:
+        for build in twin_builds(ALL_OPS.values()):
+            print(",".join([build.source, build.op.kernel_symbol, build.twin_name, *build.dtype_macros]))
+        return
     for build in kernel_builds(ALL_OPS.values()):
         print(",".join([build.chip, build.source, build.name, *build.dtype_macros]))
 

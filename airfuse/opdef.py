@@ -137,6 +137,12 @@ class OpDefinition:
         return f"{NAMESPACE}::{self.name}"
 
     @property
+    def module_name(self) -> str:
+        """The base name of the op's files in airfuse/ops, meta and converters: a backward op lives
+        with its forward op (rms_norm_backward in rms_norm.py)."""
+        return self.name.removesuffix(BACKWARD_SUFFIX)
+
+    @property
     def ir_base_name(self) -> str:
         """snake_case name on the CANN side: a torch ``*_backward`` op is IR ``*Grad``, as in CANN."""
         if self.name.endswith(BACKWARD_SUFFIX):

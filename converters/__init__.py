@@ -1,14 +1,16 @@
-"""TorchAir converters, one module per op: each maps a torch.ops.airfuse schema to its GE IR node.
+"""TorchAir converters, one module per op module of airfuse/ops, named alike: each maps a
+torch.ops.airfuse schema to its GE IR node.
 
 Installed as ``airfuse.converters``. The modules import torchair, so they are imported by
-``register_all``, which ``airfuse.torchair_env`` calls once TorchAir is importable.
+``register_all``, which ``airfuse.torchair_env`` calls once TorchAir is importable: every module of
+this package except the private helpers (``_emit``).
 """
 
 import importlib
-
-_MODULES = ("add", "add_rms_norm", "gelu", "rms_norm", "rope", "silu_mul", "swiglu")
+import pkgutil
 
 
 def register_all():
-    for name in _MODULES:
-        importlib.import_module(f"{__name__}.{name}")
+    for module in pkgutil.iter_modules(__path__):
+        if not module.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{module.name}")

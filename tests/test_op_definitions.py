@@ -32,8 +32,10 @@ def test_registered_schema_is_the_definitions(op):
 def test_every_layer_is_registered(op, torchair):
     overload = getattr(torch.ops.airfuse, op.name).default
     assert torch._C._dispatch_has_kernel_for_dispatch_key(op.qualname, "CPU")
-    assert torch._library.simple_registry.singleton.find(op.qualname).fake_impl.kernel is not None
-    assert getattr(overload, "_ge_converter", None) is not None, f"no TorchAir converter for {op.qualname}"
+    assert torch._library.simple_registry.singleton.find(op.qualname).fake_impl.kernel is not None, (
+        f"op {op.name}: no fake impl; meta/{op.module_name}.py must register one")
+    assert getattr(overload, "_ge_converter", None) is not None, (
+        f"op {op.name}: no TorchAir converter; converters/{op.module_name}.py must register one")
 
 
 @pytest.mark.parametrize("op", OPS, ids=lambda op: op.name)

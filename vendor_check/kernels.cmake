@@ -31,9 +31,10 @@ add_custom_command(
   COMMENT "vendor check: kernel_tiling.h from asc-devkit's gen_kernel_tiling_data_def.py")
 add_custom_target(vendor_kernel_tiling DEPENDS ${GENERATED}/kernel_tiling/kernel_tiling.h)
 
-# The builds, derived from the op definitions; reconfigured when they change.
+# The builds, derived from the op definitions; reconfigured when one is added, removed or edited.
 file(GLOB OP_DEFINITIONS CONFIGURE_DEPENDS ${AIRFUSE_ROOT}/airfuse/opdef.py ${AIRFUSE_ROOT}/airfuse/kernel_builds.py
      ${AIRFUSE_ROOT}/airfuse/ops/*.py ${AIRFUSE_ROOT}/kernels/*.cpp)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${OP_DEFINITIONS})
 execute_process(
   COMMAND ${AIRFUSE_PYTHON} -m airfuse.kernel_builds
   WORKING_DIRECTORY ${AIRFUSE_ROOT}

@@ -29,8 +29,13 @@ rounded once).
 from onnxscript import ir
 from onnxscript import opset23 as op
 
-from ..ops import ADD, ADD_RMS_NORM, GELU, RMS_NORM, ROPE, SILU_MUL, SWIGLU
-from ..ops.rope import MODES
+from ..ops.add import ADD
+from ..ops.add_rms_norm import ADD_RMS_NORM
+from ..ops.gelu import GELU
+from ..ops.rms_norm import RMS_NORM
+from ..ops.rope import MODES, ROPE
+from ..ops.silu_mul import SILU_MUL
+from ..ops.swiglu import SWIGLU
 
 _FLOAT = ir.DataType.FLOAT
 _HALF_MODE, _INTERLEAVE_MODE = MODES

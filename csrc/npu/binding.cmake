@@ -8,13 +8,6 @@
 #    built and its symbols checked (tests/npu/test_real_flavour.py) but it cannot be loaded.
 # Neither needs CANN: aclnn and aclCreateTensor are resolved at run time (op_api_lookup.cpp).
 
-set(_venv_python ${CMAKE_SOURCE_DIR}/.venv/bin/python)
-if(EXISTS ${_venv_python})
-  set(AIRFUSE_PYTHON ${_venv_python} CACHE FILEPATH "Python with torch, used to find torch (and torch_npu) for the NPU binding")
-else()
-  find_package(Python3 COMPONENTS Interpreter)
-  set(AIRFUSE_PYTHON "${Python3_EXECUTABLE}" CACHE FILEPATH "Python with torch, used to find torch (and torch_npu) for the NPU binding")
-endif()
 set(AIRFUSE_TORCH_NPU_ROOT "" CACHE PATH "torch_npu directory with include/ and lib/libtorch_npu.so (default: the installed torch_npu, else the offline cache's SDK)")
 
 # One interpreter start: torch's lib dir, CXX11 ABI flag and include dirs, '|'-separated.

@@ -48,6 +48,7 @@ def _samples(op_name):
         "gelu": lambda: dict(x=x, approximate="tanh"),
         "gelu_backward": lambda: dict(dy=other, x=x, approximate="none"),
     }
+    assert op_name in samples, f"op {op_name}: _samples in tests/distributed/test_sharding_rules.py has no sample for it"
     return samples[op_name]()
 
 

@@ -67,8 +67,9 @@ def test_import_airfuse_imports_no_onnx_package():
 
 def test_translations_cover_every_forward_op():
     forward = {op.name for op in custom.FORWARD_OPS}
-    assert set(standard.TRANSLATIONS) == forward == set(custom.TRANSLATIONS)
-    assert {case.op for case in CASES} == forward
+    assert set(standard.TRANSLATIONS) == forward == set(custom.TRANSLATIONS), (
+        f"forward ops without a standard-ONNX translation in airfuse/onnx/standard.py: {sorted(forward - set(standard.TRANSLATIONS))}")
+    assert {case.op for case in CASES} == forward, f"forward ops without a case in tests/onnx/onnx_cases.py: {sorted(forward - {c.op for c in CASES})}"
 
 
 def test_checker_passes_and_dims_stay_symbolic(exported):
