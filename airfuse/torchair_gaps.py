@@ -97,10 +97,18 @@ def _masked_fill_as_where(x, mask, values, accumulate):
     return torch.where(mask, values.reshape(()).to(x.dtype), x)
 
 
+def _positions(like, count):
+    """``arange(count)`` (int64, on ``like``'s device), made from ``like``: these decompositions run in
+    backward graphs too, which TorchAir's aclgraph converter compiles outside the fake mode, where an
+    op that makes a tensor from nothing (``arange``, ``zeros``) gives a real tensor among FakeTensors
+    and stops the compile (README, npugraph_ex)."""
+    return like.new_ones(count, dtype=torch.int64).cumsum(0) - 1
+
+
 def _group_of_rows(offs, rows):
     """For a tensor whose ``rows`` are grouped by the cumulative ends ``offs`` (int, one per group):
     each row's group index, ``len(offs)`` for rows after the last end."""
-    row = torch.arange(rows, device=offs.device)
+    row = _positions(offs, rows)
     return (row.unsqueeze(-1) >= offs.to(torch.int64)).sum(-1)
 
 
@@ -114,7 +122,7 @@ def _grouped_rows_mm(x, weight, offs):
     every = torch.matmul(x.unsqueeze(0), weight)
     index = group.clamp(max=experts - 1).view(1, rows, 1).expand(1, rows, weight.shape[2])
     own = every.gather(0, index).squeeze(0)
-    return torch.where((group < experts).unsqueeze(-1), own, torch.zeros((), dtype=own.dtype))
+    return torch.where((group < experts).unsqueeze(-1), own, own.new_zeros(()))
 
 
 def _grouped_inner_mm(a, b, offs):
@@ -122,8 +130,8 @@ def _grouped_inner_mm(a, b, offs):
     -> ``[E, M, N]`` (the weight gradient of a grouped matmul); an empty group gives zeros."""
     experts = offs.shape[0]
     group = _group_of_rows(offs, a.shape[1])
-    member = group == torch.arange(experts, device=a.device).unsqueeze(-1)
-    masked = torch.where(member.unsqueeze(1), a.unsqueeze(0), torch.zeros((), dtype=a.dtype))
+    member = group == _positions(offs, experts).unsqueeze(-1)
+    masked = torch.where(member.unsqueeze(1), a.unsqueeze(0), a.new_zeros(()))
     return torch.matmul(masked, b)
 
 

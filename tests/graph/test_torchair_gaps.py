@@ -110,6 +110,20 @@ def test_grouped_mm_equals_aten_and_transformers_fallback_with_empty_groups(coun
                                    aten._grouped_mm(x.t().contiguous(), grad, offs))
 
 
+
+def test_grouped_mm_decompositions_make_no_tensor_from_nothing():
+    """They run in backward graphs, which TorchAir's aclgraph converter compiles outside the fake
+    mode: an arange or zeros there gives a real tensor among FakeTensors (README, npugraph_ex)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    offs = _offsets([3, 0, 5, 4])
+    x, weight, grad = torch.randn(12, 4), torch.randn(4, 4, 8), torch.randn(12, 8)
+    graph = make_fx(torchair_gaps.grouped_mm_fallback_backward)(x, weight, offs, grad).graph
+    made = [str(node.target) for node in graph.nodes if node.op == "call_function"
+            and not any(isinstance(arg, torch.fx.Node) for arg in node.args)]
+    assert not made, made
+
+
 class Routing(torch.nn.Module):
     """The ops the decompositions stand for, as MoE routing and Phi use them."""
 
