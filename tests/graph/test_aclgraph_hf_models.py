@@ -4,10 +4,11 @@ pipeline, the captured kernels replayed on the CPU), against the same patched mo
 
 Compiles dominate the time (TorchAir's aclgraph compile of a dynamic graph is slow: its output
 alias check hands every symbolic output to TorchScript), so ``make test`` runs Llama's static
-forward, captured once and replayed on new ids; ``make hf-matrix`` (``AIRFUSE_HF_MATRIX=full``)
+forward, captured once and replayed on new ids, and a fused training step of Llama and of Qwen3-MoE;
+``make hf-matrix`` (``AIRFUSE_HF_MATRIX=full``)
 runs, for every family of ``tests/graph/test_hf_models.py``, the dynamic forward (one compile
 serving every sequence length: a capture per length, then replays) and a static training step
-(labels -> loss -> backward).
+(labels -> loss -> backward), fused and unfused.
 """
 
 import os
@@ -21,7 +22,6 @@ from airfuse.testing import CAUSAL_LM_FAMILIES, tiny_causal_lm
 
 FULL_MATRIX = os.environ.get("AIRFUSE_HF_MATRIX") == "full"
 FORWARD_RUNS = [(family, True) for family in CAUSAL_LM_FAMILIES] if FULL_MATRIX else [("llama", False)]
-TRAINING_FAMILIES = CAUSAL_LM_FAMILIES if FULL_MATRIX else ()
 SEQ_LENS = (5, 7)  # as in test_hf_models.py: no length equals a model dim
 BATCH = 2
 REL_TOL = 1e-5  # float32; the same kernels run eagerly and replayed, in another order only across graphs
@@ -67,12 +67,12 @@ def test_patched_fused_forward_equals_eager(family, dynamic):
     assert backend.compiles == first_compiles, f"{family}: a later call recompiled"
 
 
-TRAINING_RUNS = [
-    pytest.param(family, fuse, id=f"{family}-{'fused' if fuse else 'unfused'}") for family in TRAINING_FAMILIES for fuse in (False, True)
-]
+# `make test`: a dense and an MoE family, fused (a few seconds each).
+TRAINING_RUNS = [(family, fuse) for family in CAUSAL_LM_FAMILIES for fuse in (False, True)] if FULL_MATRIX else [
+    ("llama", True), ("qwen3_moe", True)]
 
 
-@pytest.mark.parametrize("family, fuse", TRAINING_RUNS)
+@pytest.mark.parametrize("family, fuse", TRAINING_RUNS, ids=lambda v: v if isinstance(v, str) else ["unfused", "fused"][v])
 def test_patched_training_step_equals_eager(family, fuse):
     model = _patched(family).train()
     compiled = torch.compile(model, backend=aclgraph_backend("npugraph_ex", fuse=fuse, **DEBUG), dynamic=False)
