@@ -75,7 +75,8 @@ inline Plan PlanResidentSteps(uint32_t ub, const NormShape& shape, uint64_t maxR
     return {};
 }
 
-inline void FillResident(AirfuseRmsNormResidentTilingData* out, const NormShape& shape, const Plan& steps, uint32_t rowCores, float epsilon) {
+inline void FillResident(AirfuseRmsNormResidentTilingData* out, const NormShape& shape, const Plan& steps, uint32_t rowCores, uint32_t ub,
+                         float epsilon) {
     uint32_t floatCols = FloatCols(shape.aligned, shape.cols, shape.xBytes);
     *out = AirfuseRmsNormResidentTilingData{};
     out->numRows = shape.rows;
@@ -92,6 +93,12 @@ inline void FillResident(AirfuseRmsNormResidentTilingData* out, const NormShape&
     out->reduceTmpBytes = ReduceTmpBytes(floatCols);
     out->alignedCopy = shape.aligned;
     out->rstdStageBytes = shape.aligned ? StageBytes(steps.rowsPerLoop, 4) : 0;
+    // 310P: rstd's stage holds all of a core's rows when UB allows, so no step flushes it (a flush
+    // drains the vector pipe, waits for its copy and moves the kept block by scalar reads and writes).
+    uint32_t whole = StageBytes(CeilDiv(shape.rows, rowCores), 4);
+    if (shape.aligned && whole > out->rstdStageBytes &&
+        ResidentBytes(shape, steps.bufferNum, steps.rowsPerLoop) + (whole - out->rstdStageBytes) <= ub)
+        out->rstdStageBytes = whole;
     out->outStageBytes = shape.natural ? StageBytes(uint64_t(steps.rowsPerLoop) * shape.cols, shape.xBytes) : 0;
     out->epsilon = epsilon;
     out->avgFactor = 1.0f / float(shape.cols);
