@@ -264,7 +264,7 @@ public:
 private:
     // Copies the whole blocks staged since the last copy; false when there are none.
     __aicore__ inline bool CopyWhole() {
-        if (vectorWritten_) {  // the moves and copy below read V's values (rms_norm_rows.h finishes its rstd stream mid-step)
+        if (vectorWritten_) {  // the moves and copy below read V's values (a kernel may finish its rstd stream mid-step)
             int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
             SetFlag<HardEvent::V_S>(eventVS);
             WaitFlag<HardEvent::V_S>(eventVS);

@@ -1,5 +1,6 @@
 // What AirfuseRmsNorm and AirfuseAddRmsNorm share on the host: one tiling adapter (both normalize
-// rows of their first input with a gamma and an epsilon attr, into AirfuseRmsNormTilingData) and
+// rows of their first input with a gamma and an epsilon attr, into the tiling struct of the strategy
+// their selector chose, op_host/tiling/rms_norm.h) and
 // one shape/dtype rule (every output has input 0's shape and dtype except rstd, output 1, which is
 // float32 with the last dim 1).
 #pragma once
@@ -9,20 +10,23 @@
 namespace airfuse::rms_norm_host {
 
 using RowTiling = tiling::Result (*)(const ChipInfo&, uint64_t, uint32_t, tiling::DType, tiling::DType, float,
-                                     AirfuseRmsNormTilingData*, uint32_t);
+                                     tiling::RmsNormTilings*, uint32_t);
 constexpr size_t kRstdOutput = 1;
 
 template <RowTiling Plan, size_t GammaInput>
 ge::graphStatus Tiling(gert::TilingContext* ctx) {
     ChipInfo chip;
     if (!adapter::ChipFromPlatform(ctx, chip)) return ge::GRAPH_FAILED;
-    auto* tilingData = ctx->GetTilingData<AirfuseRmsNormTilingData>();
-    if (tilingData == nullptr) return ge::GRAPH_FAILED;  // the op's tiling buffer is smaller than the struct
     uint64_t rows;
     uint32_t cols;
     adapter::RowsCols(ctx->GetInputShape(0)->GetStorageShape(), rows, cols);
     const float* eps = ctx->GetAttrs()->GetAttrPointer<float>(0);
-    auto r = Plan(chip, rows, cols, adapter::DTypeOf(ctx, 0), adapter::DTypeOf(ctx, GammaInput), eps ? *eps : 1e-6f, tilingData, 0);
+    tiling::RmsNormTilings tilings;
+    auto r = Plan(chip, rows, cols, adapter::DTypeOf(ctx, 0), adapter::DTypeOf(ctx, GammaInput), eps ? *eps : 1e-6f, &tilings, 0);
+    if (!r.ok()) return ge::GRAPH_FAILED;
+    // The chosen strategy's struct (a tiling buffer smaller than it fails the op).
+    bool written = r.tilingKey == kRmsNormResidentKey ? adapter::WriteTiling(ctx, tilings.resident) : adapter::WriteTiling(ctx, tilings.chunks);
+    if (!written) return ge::GRAPH_FAILED;
     return adapter::Finish(ctx, r, false);
 }
 

@@ -3,7 +3,7 @@
 // whole in UB or a row in column chunks, and how dgamma's column sum is shared (grad_rows.h).
 #pragma once
 #include <string>
-#include "rms_norm.h"
+#include "rms_norm_rows.h"
 #include "rms_norm/grad_rows_tiling.h"
 
 namespace airfuse::tiling {

@@ -2,7 +2,7 @@
 // kRmsNormGradSlicesKey): 910B with few rows a core.
 #pragma once
 #include <utility>
-#include "rms_norm.h"
+#include "rms_norm_rows.h"
 #include "rms_norm/grad_slices_tiling.h"
 
 namespace airfuse::tiling {

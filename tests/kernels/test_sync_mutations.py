@@ -25,10 +25,9 @@ B2, B3, P3 = "Ascend910B2", "Ascend910B3", "Ascend310P3"
 # more rows than UB leaves for a stage of all of them, so it is flushed between steps; (1376, 128) on
 # 310P: dgamma by columns after Gathered row scalars with a short last step; (24, 8192) float32 on
 # 310P: rows that fit once on one buffer, dgamma by columns. (6, 12288)
-# float16 with float32 gamma on one 910B core: resident rows whose y has two buffers (no
-# gammaFloatRow), so a row's rstd buffer may still be storing when the scalar unit writes it.
-# (512, 128) bfloat16 on 32 910B cores and (48, 1024) on 16: one resident step a core in row
-# groups (rms_norm_rows.h ProcessGroups), 3 + 3 + 4 + 3 + 3 rows with the vector rstd, 3 x 1 row with the scalar one.
+# float16 with float32 gamma on one 910B core: resident chunks whose y has two buffers, so a row's
+# rstd buffer may still be storing when the scalar unit writes it. (512, 128) bfloat16 on 32 910B
+# cores and (48, 1024) on 16: one resident step a core.
 # (136, 1600) on 910B: the gradient's slices of columns (25 cores), three steps, all held in UB
 # across the SyncAll; (160, 2600) on 910B3: 4 steps read again in pass 2, then 7 held, rows of two
 # repeats; the rows of a few a core before it (2 x 4097, 4 x 8192, ...) keep the rows' paths by
@@ -46,8 +45,8 @@ NORM_SCENARIOS = [
     (P3, (24, 8192), F32, F32, 0),
 ]
 # (chip, shape, x dtype, gamma dtype, block_dim): the residual add's own paths (float and half sums,
-# split rows reading x back, rows under 32 B streaming x on 310P, resident rows with gamma as a
-# float row: 3 x 8192 bfloat16; row groups as above).
+# split rows reading x back, rows under 32 B streaming x on 310P, resident chunks: 3 x 8192
+# bfloat16; one resident step a core as above).
 ADD_NORM_SCENARIOS = [(B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 0), (B2, (1, 20000), BF16, F32, 0), (B2, (16, 64), F32, F32, 4),
                       (B2, (200, 100), F16, F16, 1), (B2, (3, 16384), BF16, BF16, 1), (B2, (3, 8192), BF16, BF16, 1),
                       (B2, (512, 128), BF16, BF16, 32), (B2, (48, 1024), BF16, BF16, 16),

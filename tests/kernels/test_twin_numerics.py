@@ -7,7 +7,8 @@ import torch
 
 from airfuse import twin
 
-from twin_helpers import RMS_NORM_COMBOS, SHAPES, close, generator, randn, slices_field, tiling_field
+from twin_helpers import (NORM_RESIDENT_CHUNKS_KEY, NORM_RESIDENT_KEY, RMS_NORM_COMBOS, SHAPES, close, generator, norm_field, randn, slices_field,
+                          tiling_field)
 
 
 def check_rms_norm(x, gamma, **kw):
@@ -152,38 +153,26 @@ def test_vector_rstd_steps(chip, rows, cols, dtype, block_dim):
     check_add_rms_norm(x, x2, gamma, chip=chip, block_dim=block_dim)
 
 
-# 310P resident steps (rms_norm_rows.h): the first step halved (tiling firstStepRows) when a core
-# has two or more, and the last step's y stored in parts, each scaled with its own rows' rstd
-# blocks: 1024 x 128 half (32 + 64 + 32 rows, quarters of 8), 8192 x 64 half (128 + 3 x 256 + 128,
-# quarters of 32), 128 x 1024 half (8 + 8 rows, quarters of 2), 128 x 128 float32 (one step of 16
-# rows, out = y: quarters of 4).
-@pytest.mark.parametrize("rows,cols,dtype,halved", [(1024, 128, torch.float16, True), (8192, 64, torch.float16, True),
-                                                    (128, 1024, torch.float16, False), (128, 128, torch.float32, False)], ids=str)
-def test_310p_step_shapes(rows, cols, dtype, halved):
+# 310P resident steps (rms_norm/fwd_resident.h): cores of several steps and a shorter last one,
+# rows of 32 B and more: 1024 x 128 half, 8192 x 64 half, 128 x 1024 half, 128 x 128 float32.
+@pytest.mark.parametrize("rows,cols,dtype", [(1024, 128, torch.float16), (8192, 64, torch.float16), (128, 1024, torch.float16),
+                                             (128, 128, torch.float32)], ids=str)
+def test_310p_step_shapes(rows, cols, dtype):
     tile = twin.tiling("rms_norm", "Ascend310P3", rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, 0)
-    rows_per_loop, rstd_vec_bytes, first_step_rows = (tiling_field(tile.data, "rms_norm", f) for f in ("rowsPerLoop", "rstdVecBytes", "firstStepRows"))
-    assert rstd_vec_bytes > 0
-    assert first_step_rows == (rows_per_loop // 2 if halved else 0)
+    assert tile.tiling_key == NORM_RESIDENT_KEY
     gen = generator()
     x, x2, gamma = randn((rows, cols), dtype, gen), randn((rows, cols), dtype, gen), randn((cols,), dtype, gen)
     check_rms_norm(x, gamma, chip="Ascend310P3")
     check_add_rms_norm(x, x2, gamma, chip="Ascend310P3")
 
 
-# A2 cores of one resident step (rms_norm_rows.h): in row groups (ProcessGroups), each group loaded,
-# reduced, scaled (gamma before rstd) and stored on its own, the groups' chains pipelined: with the
-# vector rstd groups of about 3 rows, their squares summed onto epsilon and y divided by the
-# broadcast sqrt (1024 x 128: 22 rows a core on 47 cores, 3 + 3 + 3 + 4 + 3 + 3 + 3; 26 on 40; 455 x
-# 100, rows with padding: 10 rows, 3 + 4 + 3, and 9); with the scalar rstd where the last group moves
-# >= 32 KB times the cores (kPartBytesA2): 128 x 1024 (a row a group, 3 or 4 rows a core), cores of
-# two rows (1 + 1); else (ProcessResident) the rows load in two parts, one per queue buffer, the
-# first cast and squared before the second is dequeued, and y leaves in parts, each later one scaled
-# after the store before it is issued: 423 x 120 (9 rows with padding, the scalar rstd: 6 + 3).
+# A2 cores of one resident step of two or more rows (rms_norm/fwd_resident.h): the step's rows go
+# through each vector op together, rows with padding (455 x 100, 423 x 120) included.
 @pytest.mark.parametrize("chip,rows,cols,dtype", [("Ascend910B2", 1024, 128, torch.bfloat16), ("Ascend910B3", 1024, 128, torch.bfloat16),
                                                   ("Ascend910B2", 128, 1024, torch.bfloat16), ("Ascend910B3", 128, 1024, torch.float16),
                                                   ("Ascend910B2", 455, 100, torch.float16), ("Ascend910B2", 96, 1024, torch.bfloat16),
                                                   ("Ascend910B2", 423, 120, torch.float16)], ids=str)
-def test_910b_one_step_parts(chip, rows, cols, dtype):
+def test_910b_one_step_a_core(chip, rows, cols, dtype):
     gen = generator()
     x, x2, gamma = randn((rows, cols), dtype, gen), randn((rows, cols), dtype, gen), randn((cols,), dtype, gen)
     run = check_rms_norm(x, gamma, chip=chip)
@@ -193,13 +182,10 @@ def test_910b_one_step_parts(chip, rows, cols, dtype):
     check_add_rms_norm(x, x2, gamma, chip=chip)
 
 
-# Rows whose tiles fit in UB (rms_norm: twice; add_rms_norm: once) but whose float work does not:
-# resident, float work in column chunks (the last one shorter: 16384 = 4 x 3328 + 3072 on 910B).
-# On 910B the chunks' squares accumulate by MulAddDst (dst = src0 * src1 + dst, the last chunk
-# into the head of the accumulator only): y and rstd against airfuse's CPU kernel check it.
-# gammaFloatRow (910B, half/bf16 gamma, where UB holds it: add_rms_norm at 8192, not 16384): gamma cast
-# once from its stage in the first row's y buffer, the first row loaded in two parts, y stored in
-# two parts from its one buffer (three rows on core 0 reuse it).
+# Rows whose tiles fit in UB (rms_norm: twice; add_rms_norm: once) but whose float work does not
+# (rms_norm/fwd_resident_chunks.h): resident, float work in column chunks (the last one shorter:
+# 16384 = 4 x 3328 + 3072 on 910B), each chunk's squares summed into its own block; add_rms_norm at
+# 8192 too (its four tiles fit once, so it takes this strategy where rms_norm keeps resident steps).
 @pytest.mark.parametrize("chip,rows,dtype", [("Ascend910B2", 5, torch.bfloat16), ("Ascend910B2", 3, torch.float16), ("Ascend310P3", 7, torch.float16)],
                          ids=str)
 @pytest.mark.parametrize("op", ["rms_norm", "add_rms_norm"])
@@ -208,15 +194,13 @@ def test_resident_rows_in_float_chunks(op, chip, rows, dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
-def test_add_rms_norm_resident_rows_with_float_gamma(dtype):
+def test_add_rms_norm_resident_rows_in_float_chunks_at_8192(dtype):
     check_resident_rows_in_float_chunks("add_rms_norm", 8192, "Ascend910B2", 5, dtype)
 
 
 def check_resident_rows_in_float_chunks(op, cols, chip, rows, dtype):
     tile = twin.tiling(op, chip, rows, cols, twin.GE_DTYPE[dtype], twin.GE_DTYPE[dtype], 1e-6, 2)
-    chunk, row_resident, float_row = (tiling_field(tile.data, op, f) for f in ("colsPerChunk", "rowResident", "gammaFloatRow"))
-    assert row_resident == 1 and chunk < cols
-    assert float_row == (chip != "Ascend310P3" and (op, cols) != ("add_rms_norm", 16384))
+    assert tile.tiling_key == NORM_RESIDENT_CHUNKS_KEY and norm_field(tile, "colsPerChunk") < cols
     gen = generator()
     x, x2, gamma = randn((rows, cols), dtype, gen), randn((rows, cols), dtype, gen), randn((cols,), dtype, gen)
     if op == "rms_norm":

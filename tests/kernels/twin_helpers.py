@@ -44,7 +44,8 @@ def randn(shape, dtype, gen):
 
 KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 # The header of each tiling kind (airfuse.twin.tiling's kinds, and act's): the struct its kernel reads.
-TILING_HEADERS = {"rms_norm": "rms_norm_tiling.h", "add_rms_norm": "rms_norm_tiling.h", "rms_norm_grad": "rms_norm/grad_rows_tiling.h",
+TILING_HEADERS = {"rms_norm": "rms_norm/fwd_resident_tiling.h", "add_rms_norm": "rms_norm/fwd_resident_tiling.h",
+                  "rms_norm_chunks": "rms_norm/fwd_chunks_tiling.h", "rms_norm_grad": "rms_norm/grad_rows_tiling.h",
                   "rms_norm_grad_slices": "rms_norm/grad_slices_tiling.h",
                   "add": "add_tiling.h", "act": "act_tiling.h", "rope": "rope_tiling.h"}
 _FIELD = re.compile(r"^\s*(uint64_t|uint32_t|float)\s+(\w+)(?:\[(\w+)\])?;", re.M)
@@ -70,6 +71,18 @@ def tiling_layout(kind):
 
 # rms_norm_grad's tiling key for slices of columns (its tiling then writes the slices' struct).
 GRAD_SLICES_KEY = int(re.search(r"kRmsNormGradSlicesKey = (\d+);", (KERNELS / TILING_HEADERS["rms_norm_grad_slices"]).read_text()).group(1))
+
+
+# rms_norm's and add_rms_norm's tiling keys (twin_helpers reads them where the kernels define them).
+_CHUNKS_TILING = (KERNELS / TILING_HEADERS["rms_norm_chunks"]).read_text()
+NORM_RESIDENT_KEY = int(re.search(r"kRmsNormResidentKey = (\d+);", (KERNELS / TILING_HEADERS["rms_norm"]).read_text()).group(1))
+NORM_RESIDENT_CHUNKS_KEY = int(re.search(r"kRmsNormResidentChunksKey = (\d+);", _CHUNKS_TILING).group(1))
+NORM_SPLIT_KEY = int(re.search(r"kRmsNormSplitKey = (\d+);", _CHUNKS_TILING).group(1))
+
+
+def norm_field(tile, name):
+    """Field `name` of the tiling struct rms_norm's or add_rms_norm's tiling wrote (its key says which)."""
+    return tiling_field(tile.data, "rms_norm" if tile.tiling_key == NORM_RESIDENT_KEY else "rms_norm_chunks", name)
 
 
 def slices_field(tile, name):

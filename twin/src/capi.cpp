@@ -35,6 +35,20 @@ const ChipInfo* Chip(const char* soc, char* err, int errLen) {
     return c;
 }
 
+// rms_norm and add_rms_norm: the struct of the strategy their selector chose (its tiling key).
+int ForwardTiling(const ChipInfo& c, const Result& r, const airfuse::tiling::RmsNormTilings& t, void* out, uint32_t* blockDim, uint64_t* workspace,
+                  uint32_t* tilingBytes, uint64_t* tilingKey, char* err, int errLen) {
+    uint32_t bytes = 0;
+    if (r.ok() && r.tilingKey == kRmsNormResidentKey) {
+        bytes = sizeof t.resident;
+        std::memcpy(out, &t.resident, bytes);
+    } else if (r.ok()) {
+        bytes = sizeof t.chunks;
+        std::memcpy(out, &t.chunks, bytes);
+    }
+    return Finish(c, r, bytes, blockDim, workspace, tilingBytes, tilingKey, err, errLen);
+}
+
 }  // namespace
 
 extern "C" {
@@ -43,16 +57,18 @@ int twin_tiling_rms_norm(const char* soc, uint64_t rows, uint32_t cols, int32_t 
                          uint64_t* workspace, uint32_t* tilingBytes, uint64_t* tilingKey, char* err, int errLen) {
     const ChipInfo* c = Chip(soc, err, errLen);
     if (!c) return 1;
-    auto r = airfuse::tiling::RmsNorm(*c, rows, cols, DType(x), DType(gamma), eps, static_cast<AirfuseRmsNormTilingData*>(out), force);
-    return Finish(*c, r, sizeof(AirfuseRmsNormTilingData), blockDim, workspace, tilingBytes, tilingKey, err, errLen);
+    airfuse::tiling::RmsNormTilings t;
+    auto r = airfuse::tiling::RmsNorm(*c, rows, cols, DType(x), DType(gamma), eps, &t, force);
+    return ForwardTiling(*c, r, t, out, blockDim, workspace, tilingBytes, tilingKey, err, errLen);
 }
 
 int twin_tiling_add_rms_norm(const char* soc, uint64_t rows, uint32_t cols, int32_t x, int32_t gamma, float eps, uint32_t force, void* out,
                              uint32_t* blockDim, uint64_t* workspace, uint32_t* tilingBytes, uint64_t* tilingKey, char* err, int errLen) {
     const ChipInfo* c = Chip(soc, err, errLen);
     if (!c) return 1;
-    auto r = airfuse::tiling::AddRmsNorm(*c, rows, cols, DType(x), DType(gamma), eps, static_cast<AirfuseRmsNormTilingData*>(out), force);
-    return Finish(*c, r, sizeof(AirfuseRmsNormTilingData), blockDim, workspace, tilingBytes, tilingKey, err, errLen);
+    airfuse::tiling::RmsNormTilings t;
+    auto r = airfuse::tiling::AddRmsNorm(*c, rows, cols, DType(x), DType(gamma), eps, &t, force);
+    return ForwardTiling(*c, r, t, out, blockDim, workspace, tilingBytes, tilingKey, err, errLen);
 }
 
 int twin_tiling_rms_norm_grad(const char* soc, uint64_t rows, uint32_t cols, int32_t x, int32_t gamma, uint32_t force, void* out, uint32_t* blockDim,
@@ -106,11 +122,15 @@ int twin_tiling_rope(const char* soc, int grad, int32_t rank, const int64_t* x, 
 
 uint32_t twin_tiling_size(const char* op) {
     std::string o = op;
-    if (o == "rms_norm" || o == "add_rms_norm") return sizeof(AirfuseRmsNormTilingData);
+    // rms_norm and add_rms_norm: the larger of their strategies' structs (the one written is reported by the tiling).
+    if (o == "rms_norm" || o == "add_rms_norm")
+        return uint32_t(sizeof(AirfuseRmsNormResidentTilingData) > sizeof(AirfuseRmsNormChunksTilingData) ? sizeof(AirfuseRmsNormResidentTilingData)
+                                                                                                         : sizeof(AirfuseRmsNormChunksTilingData));
     // rms_norm_grad: its rows' struct, the larger of its strategies' (the one written, and its
     // bytes, are reported by its tiling).
     static_assert(sizeof(AirfuseRmsNormGradRowsTilingData) >= sizeof(AirfuseRmsNormGradSlicesTilingData), "rms_norm_grad's buffer");
     if (o == "rms_norm_grad") return sizeof(AirfuseRmsNormGradRowsTilingData);
+    if (o == "rms_norm_chunks") return sizeof(AirfuseRmsNormChunksTilingData);
     if (o == "rms_norm_grad_slices") return sizeof(AirfuseRmsNormGradSlicesTilingData);
     if (o == "add") return sizeof(AirfuseAddTilingData);
     if (o == "act") return sizeof(AirfuseActTilingData);
