@@ -41,3 +41,9 @@ def test_since_2_13_every_argument_is_in_the_match(monkeypatch):
     assert trace_fn is _trace
     with pytest.raises(KeyError, match="eps"):
         arguments(SimpleNamespace(kwargs={"x": 1, "gamma": 2}))
+
+
+@pytest.mark.parametrize("release, options", [((2, 10), {}), ((2, 11), {}), ((2, 12), {"pattern_name": "rms_norm"})])
+def test_pattern_name_only_where_register_replacement_takes_it(monkeypatch, release, options):
+    monkeypatch.setattr(compat, "TORCH", release)
+    assert compat.replacement_options("rms_norm") == options
