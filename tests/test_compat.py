@@ -47,3 +47,18 @@ def test_since_2_13_every_argument_is_in_the_match(monkeypatch):
 def test_pattern_name_only_where_register_replacement_takes_it(monkeypatch, release, options):
     monkeypatch.setattr(compat, "TORCH", release)
     assert compat.replacement_options("rms_norm") == options
+
+
+@pytest.mark.parametrize("release, swapped", [((2, 10), True), ((2, 12), False)])
+def test_fusion_traces_in_the_graphs_fake_mode_where_detect_fake_mode_asserts_one_mode(monkeypatch, release, swapped):
+    from torch._guards import TracingContext, tracing
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    monkeypatch.setattr(compat, "TORCH", release)
+    context_mode, graph_mode = FakeTensorMode(), FakeTensorMode()
+    with tracing(TracingContext(context_mode)) as context:
+        with compat.tracing_fake_mode(graph_mode):
+            assert context.fake_mode is (graph_mode if swapped else context_mode)
+        assert context.fake_mode is context_mode
+    with compat.tracing_fake_mode(graph_mode):  # no tracing context: nothing to change
+        assert TracingContext.try_get() is None
