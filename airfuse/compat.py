@@ -61,3 +61,23 @@ def tracing_fake_mode(fake_mode):
         yield
     finally:
         context.fake_mode = own_mode
+
+# torch.Stream.native_handle (and the c10::Stream::native_handle() of csrc/npu/platform.h) came
+# with torch 2.11; a test comparing stream handles is skipped on 2.10, naming it.
+HAS_STREAM_NATIVE_HANDLE = TORCH >= (2, 11)
+
+
+def compile_target(fn):
+    """``fn`` as ``torch.compile`` is to be given it to trace it.
+
+    torch 2.10's Dynamo does not trace a function of torch's own handed to ``torch.compile``
+    directly (``torch.compile(F.silu)`` runs it eagerly, even with ``fullgraph=True``, and a
+    capture finds no graph); a Python function calling it is traced, the call inlined. 2.12 to
+    2.14 trace it as it is; 2.11 (not tried here) is given 2.10's treatment."""
+    if TORCH >= (2, 12) or isinstance(fn, torch.nn.Module):
+        return fn
+
+    def calling(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return calling

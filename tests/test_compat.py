@@ -62,3 +62,22 @@ def test_fusion_traces_in_the_graphs_fake_mode_where_detect_fake_mode_asserts_on
         assert context.fake_mode is context_mode
     with compat.tracing_fake_mode(graph_mode):  # no tracing context: nothing to change
         assert TracingContext.try_get() is None
+
+
+@pytest.mark.parametrize("release", [None, (2, 10)], ids=["running", "2.10"])
+def test_compile_target_is_traced(monkeypatch, release):
+    """On the running release as it is, and with 2.10's wrapping (traced on any release)."""
+    if release:
+        monkeypatch.setattr(compat, "TORCH", release)
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm
+
+    x = torch.randn(4, 8)
+    torch._dynamo.reset()
+    out = torch.compile(compat.compile_target(torch.nn.functional.silu), backend=backend, fullgraph=True)(x)
+    assert torch.equal(out, torch.nn.functional.silu(x)) and len(graphs) == 1
+    module = torch.nn.SiLU()
+    assert compat.compile_target(module) is module
