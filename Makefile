@@ -93,13 +93,16 @@ wheel-smoke: setup twin
 # build/torch<version>, offline TorchAir of the matching torch_npu; the venv is removed afterwards.
 COMPAT_VENV = .venv-torch$(TORCH)
 COMPAT_BUILD = build/torch$(TORCH)
+# Compile jobs of its build and pytest workers (1 each leaves a core to others).
+JOBS ?= 2
+WORKERS ?= 2
 .PHONY: compat
 compat:
 	@test -n "$(TORCH)" || { echo "usage: make compat TORCH=2.12.0 [KEEP=1]" >&2; exit 2; }
 	@set -e; test -n "$(KEEP)" || trap 'rm -rf $(COMPAT_VENV)' EXIT; \
 	test -x $(COMPAT_VENV)/bin/python || $(PYTHON) -m venv $(COMPAT_VENV); \
-	$(COMPAT_VENV)/bin/pip install -q -e '.[test]' torch==$(TORCH); \
+	$(COMPAT_VENV)/bin/pip install -q -e '.[test,onnx]' torch==$(TORCH); \
 	$(COMPAT_VENV)/bin/python -m airfuse.offline; \
 	cmake -S . -B $(COMPAT_BUILD) -DAIRFUSE_PYTHON=$(CURDIR)/$(COMPAT_VENV)/bin/python >/dev/null; \
-	cmake --build $(COMPAT_BUILD) -j2; \
-	AIRFUSE_BUILD_DIR=$(COMPAT_BUILD) $(COMPAT_VENV)/bin/python -m pytest -q tests
+	cmake --build $(COMPAT_BUILD) -j$(JOBS); \
+	AIRFUSE_BUILD_DIR=$(COMPAT_BUILD) $(COMPAT_VENV)/bin/python -m pytest -q -n $(WORKERS) --dist loadfile tests

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import torch
 
+from . import compat
 from .offline import torch_npu_standin
 
 ACLGRAPH_MODES = ("npugraph_ex", "reduce-overhead")
@@ -183,7 +184,7 @@ def capture_aclgraph(fn, *example_inputs, dynamic=False, compiler_config=None, c
     watched = _compilers_wrapped(lambda compiler: _WrappedCompiler(compiler, compile_watched))
     with watched, _passes_recorded(passes), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning a function")
-        outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*inputs)
+        outputs = torch.compile(compat.compile_target(fn), backend=backend, dynamic=dynamic)(*inputs)
         graph_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
         _build_backward(outputs, inputs, fn)
     torch._dynamo.reset()

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 from google.protobuf import text_format
 
-from . import ge_accounting, ge_dot
+from . import compat, ge_accounting, ge_dot
 from .torchair_env import get_npu_backend, import_torchair
 
 
@@ -124,7 +124,7 @@ def capture_ge_graph(
         with warnings.catch_warnings():
             # run_eagerly hands AOTAutograd the FX graph itself, which takes unboxed arguments.
             warnings.filterwarnings("ignore", message="Your compiler for AOTAutograd is returning a function")
-            outputs = torch.compile(fn, backend=backend, dynamic=dynamic)(*inputs)
+            outputs = torch.compile(compat.compile_target(fn), backend=backend, dynamic=dynamic)(*inputs)
             graph_breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
             _build_backward(outputs, inputs, fn)
         graphs = [_read_dump(path) for path in sorted(Path(dump_dir).glob("*.txt"), key=_dump_order)]

@@ -5,6 +5,8 @@ Every function here gives the newest releases' behaviour and, where an older rel
 what makes airfuse behave the same there.
 """
 
+import contextlib
+
 import torch
 
 TORCH = tuple(int(part) for part in torch.__version__.split("+", 1)[0].split(".")[:2])
@@ -30,3 +32,52 @@ def pattern_arguments(search, trace_fn):
         return trace_fn(fn, args, *rest, **options)
 
     return tracing, lambda match: [match.kwargs[name] if name in match.kwargs else traced[name] for name in names]
+
+
+def replacement_options(name: str) -> dict:
+    """Keyword arguments of ``register_replacement`` beyond the pattern itself: its name (for the
+    pattern matcher's logs), which ``register_replacement`` takes since torch 2.12; 2.10 has no
+    ``pattern_name`` and gets none."""
+    return {"pattern_name": name} if TORCH >= (2, 12) else {}
+
+
+@contextlib.contextmanager
+def tracing_fake_mode(fake_mode):
+    """Within it, Dynamo's tracing context (if any) names ``fake_mode``, the fake mode of the graph
+    a backend was given, as its fake mode.
+
+    The tracing context around a Dynamo backend holds a fake mode of its own (sharing the shape
+    environment), not the one of the graph's placeholder values. Since torch 2.12
+    ``detect_fake_mode`` takes the context's mode and ignores the inputs'; torch 2.10's asserts
+    they are one mode, so make_fx and the pattern matcher fail on the graph with "fake mode ... from
+    tracing context 0 doesn't match mode ... from fake tensor input". 2.11 (not tried here) is
+    given 2.10's treatment, which on a release that takes the context's mode changes nothing."""
+    context = torch._guards.TracingContext.try_get()
+    if TORCH >= (2, 12) or context is None or fake_mode is None:
+        yield
+        return
+    own_mode, context.fake_mode = context.fake_mode, fake_mode
+    try:
+        yield
+    finally:
+        context.fake_mode = own_mode
+
+# torch.Stream.native_handle (and the c10::Stream::native_handle() of csrc/npu/platform.h) came
+# with torch 2.11; a test comparing stream handles is skipped on 2.10, naming it.
+HAS_STREAM_NATIVE_HANDLE = TORCH >= (2, 11)
+
+
+def compile_target(fn):
+    """``fn`` as ``torch.compile`` is to be given it to trace it.
+
+    torch 2.10's Dynamo does not trace a function of torch's own handed to ``torch.compile``
+    directly (``torch.compile(F.silu)`` runs it eagerly, even with ``fullgraph=True``, and a
+    capture finds no graph); a Python function calling it is traced, the call inlined. 2.12 to
+    2.14 trace it as it is; 2.11 (not tried here) is given 2.10's treatment."""
+    if TORCH >= (2, 12) or isinstance(fn, torch.nn.Module):
+        return fn
+
+    def calling(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    return calling

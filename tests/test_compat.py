@@ -41,3 +41,43 @@ def test_since_2_13_every_argument_is_in_the_match(monkeypatch):
     assert trace_fn is _trace
     with pytest.raises(KeyError, match="eps"):
         arguments(SimpleNamespace(kwargs={"x": 1, "gamma": 2}))
+
+
+@pytest.mark.parametrize("release, options", [((2, 10), {}), ((2, 11), {}), ((2, 12), {"pattern_name": "rms_norm"})])
+def test_pattern_name_only_where_register_replacement_takes_it(monkeypatch, release, options):
+    monkeypatch.setattr(compat, "TORCH", release)
+    assert compat.replacement_options("rms_norm") == options
+
+
+@pytest.mark.parametrize("release, swapped", [((2, 10), True), ((2, 12), False)])
+def test_fusion_traces_in_the_graphs_fake_mode_where_detect_fake_mode_asserts_one_mode(monkeypatch, release, swapped):
+    from torch._guards import TracingContext, tracing
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    monkeypatch.setattr(compat, "TORCH", release)
+    context_mode, graph_mode = FakeTensorMode(), FakeTensorMode()
+    with tracing(TracingContext(context_mode)) as context:
+        with compat.tracing_fake_mode(graph_mode):
+            assert context.fake_mode is (graph_mode if swapped else context_mode)
+        assert context.fake_mode is context_mode
+    with compat.tracing_fake_mode(graph_mode):  # no tracing context: nothing to change
+        assert TracingContext.try_get() is None
+
+
+@pytest.mark.parametrize("release", [None, (2, 10)], ids=["running", "2.10"])
+def test_compile_target_is_traced(monkeypatch, release):
+    """On the running release as it is, and with 2.10's wrapping (traced on any release)."""
+    if release:
+        monkeypatch.setattr(compat, "TORCH", release)
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm
+
+    x = torch.randn(4, 8)
+    torch._dynamo.reset()
+    out = torch.compile(compat.compile_target(torch.nn.functional.silu), backend=backend, fullgraph=True)(x)
+    assert torch.equal(out, torch.nn.functional.silu(x)) and len(graphs) == 1
+    module = torch.nn.SiLU()
+    assert compat.compile_target(module) is module

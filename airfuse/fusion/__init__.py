@@ -20,7 +20,7 @@ from .. import compat
 from . import patterns
 from .concat import drop_empty_concat_operands
 from .residual import fuse_residual_adds
-from .retrace import retrace, specialize_norm_epsilons, trace_aten
+from .retrace import input_fake_mode, retrace, specialize_norm_epsilons, trace_aten
 
 SUBCLASS_GRAPH_WARNING = (
     "airfuse fusion (fuse=True) skips a graph with DTensor inputs (a tensor-parallel model): "
@@ -30,9 +30,10 @@ SUBCLASS_GRAPH_WARNING = (
 
 def fuse_graph(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
     """The aten graph of Dynamo's ``gm`` with every composite airfuse fuses replaced."""
-    aten_gm = retrace(gm)
-    specialize_norm_epsilons(gm, aten_gm)
-    return rewrite_composites(aten_gm)
+    with compat.tracing_fake_mode(input_fake_mode(gm)):
+        aten_gm = retrace(gm)
+        specialize_norm_epsilons(gm, aten_gm)
+        return rewrite_composites(aten_gm)
 
 
 def rewrite_composites(aten_gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
@@ -85,7 +86,7 @@ def _matcher(entries, name) -> PatternMatcherPass:
             matcher,
             extra_check=_extra_check(check, arguments),
             scalar_workaround=scalars,
-            pattern_name=name,
+            **compat.replacement_options(name),
         )
     return matcher
 

@@ -26,13 +26,16 @@ def trace_aten(fn, args, get_decomp_fn=None):
 
 
 def retrace(gm: torch.fx.GraphModule) -> torch.fx.GraphModule:
-    example_values = _placeholder_values(gm)
     # The inputs' own fake mode (Dynamo's tracing context may hold another); a graph without
     # tensor inputs has none, and then the context's is the one its constants will meet.
-    fake_mode = next((v.fake_mode for v in example_values if isinstance(v, FakeTensor)), None)
-    fake_mode = fake_mode or torch._guards.detect_fake_mode()
+    fake_mode = input_fake_mode(gm) or torch._guards.detect_fake_mode()
     with fake_mode, _KeepContiguous():
-        return drop_noop_casts(make_fx(gm, pre_dispatch=True)(*example_values))
+        return drop_noop_casts(make_fx(gm, pre_dispatch=True)(*_placeholder_values(gm)))
+
+
+def input_fake_mode(gm: torch.fx.GraphModule):
+    """The fake mode of the fake tensors Dynamo's ``gm`` takes, None when it takes none."""
+    return next((v.fake_mode for v in _placeholder_values(gm) if isinstance(v, FakeTensor)), None)
 
 
 class _KeepContiguous(TorchFunctionMode):

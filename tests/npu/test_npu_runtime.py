@@ -4,6 +4,7 @@ of every layer. Every test also checks that no aclTensor or executor is left ali
 import pytest
 import torch
 
+from airfuse import compat
 from npu_cases import assert_matches_cpu
 
 
@@ -27,6 +28,7 @@ def test_workspace_from_phase1_reaches_phase2_from_the_device_allocator(npu, no_
     assert_matches_cpu(out, torch.ops.airfuse.rms_norm_backward(dy, x, rstd, gamma), rows=64)
 
 
+@pytest.mark.skipif(not compat.HAS_STREAM_NATIVE_HANDLE, reason="torch 2.10 has no torch.Stream.native_handle (2.11+)")
 def test_current_stream_reaches_phase2(npu, no_leaks):
     x, gamma = _rms_norm_inputs(4, 64)
     xn, gn = x.to("npu"), gamma.to("npu")

@@ -18,6 +18,7 @@
 #include <ATen/native/TensorShape.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/headeronly/version.h>
 #include <torch/library.h>
 
 namespace {
@@ -79,7 +80,9 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
         return old;
     }
     c10::DeviceIndex deviceCount() const noexcept override { return 1; }
+#if !(TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR < 11)  // torch 2.10 has no such hook (the binding uses ids there)
     void* getStreamNativeHandle(const c10::Stream s) const override { return &gStreams[s.id()]; }
+#endif
     bool queryStream(const c10::Stream&) const override { return true; }
     void synchronizeStream(const c10::Stream&) const override {}
     void synchronizeDevice(const c10::DeviceIndex) const override {}
