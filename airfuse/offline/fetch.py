@@ -12,7 +12,8 @@ what airfuse needs is extracted into a cache outside the repository, one directo
 The cache directory carries a manifest (every file with its size and sha256), written last and
 moved into place with the whole directory in one rename, so a cache either matches its manifest or
 is reported, with the command that repairs it. Fetching holds a file lock, so concurrent fetches
-wait for each other instead of racing. Nothing of torch_npu is committed to airfuse.
+wait for each other instead of racing, and verifying holds it shared, so it never sees a repair
+half done. Nothing of torch_npu is committed to airfuse.
 
     python -m airfuse.offline            # once per machine; later runs only verify
     python -m airfuse.offline --repair   # download and extract again
@@ -106,7 +107,13 @@ def is_fetched() -> bool:
 
 def verify(*dirs: str) -> None:
     """Check the cached files under ``dirs`` (e.g. ``"python"``; all when none is given) against
-    the manifest; raise CacheError naming the cache, what differs and the repair command."""
+    the manifest; raise CacheError naming the cache, what differs and the repair command. Waits for
+    a fetch in progress in another process (a repair moves the old tree out before the new one in)."""
+    with _shared_lock():
+        _verify_unlocked(*dirs)
+
+
+def _verify_unlocked(*dirs: str) -> None:
     root = install_root()
     if not is_fetched():
         raise CacheError(f"airfuse: offline cache {root} is missing or incomplete (no {MANIFEST}); run `{REPAIR_COMMAND}`")
@@ -139,7 +146,7 @@ def fetch(*, repair: bool = False, quiet: bool = False) -> Path:
     root = install_root()
     with _exclusive_lock():
         if is_fetched() and not repair:
-            verify()
+            _verify_unlocked()
             return root
         with tempfile.TemporaryDirectory(prefix=".fetch-", dir=cache_dir()) as tmp:
             wheel = _download_wheel(Path(tmp), quiet=quiet)
@@ -163,6 +170,20 @@ def _exclusive_lock():
         ) from None
     with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+@contextlib.contextmanager
+def _shared_lock():
+    """Readers' side of the fetch lock. No lock file means no fetch ever ran here, so none is in
+    progress; it is opened read-only, so a read-only cache can still be verified."""
+    try:
+        lock = open(cache_dir() / ".lock")
+    except FileNotFoundError:
+        yield
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)
         yield
 
 
