@@ -49,26 +49,16 @@ public:
         for (uint32_t i = 0; i < kTmp; ++i) pipe_.InitBuffer(tmp_[i], t.tileElems * sizeof(float));
     }
 
-    // A core's first load and last store overlap no vector work: with rampElems its first and last
-    // tiles are that short (when its first and last units hold more), so its vector work starts
-    // sooner and its last store is short; the rest of each unit goes in tiles of even length.
+    // Each unit in tiles of even length, at most tileElems (no short last tile).
     __aicore__ inline void Process() {
-        uint64_t lastUnit = firstUnit_ + units_ - 1;
-        for (uint64_t u = firstUnit_; u <= lastUnit && units_ > 0; ++u) {
+        for (uint64_t u = firstUnit_; u < firstUnit_ + units_; ++u) {
             uint64_t row = u / t_.chunksPerRow;
             uint64_t chunk = u % t_.chunksPerRow;
             uint64_t begin = chunk * t_.chunkElems;
             uint64_t end = chunk + 1 == t_.chunksPerRow ? t_.cols : begin + t_.chunkElems;
-            uint64_t head = u == firstUnit_ ? t_.rampElems : 0, tail = u == lastUnit ? t_.rampElems : 0;
-            if (head + tail + kActAlignElems > end - begin) head = tail = 0;
-            // The tail tile starts 128-aligned in the unit, as every other tile.
-            uint64_t tailStart = tail ? begin + (end - begin - tail) / kActAlignElems * kActAlignElems : end;
-            uint64_t mid = tailStart - begin - head;
-            uint64_t steps = (mid + t_.tileElems - 1) / t_.tileElems;
-            uint64_t step = steps ? ((mid + steps - 1) / steps + kActAlignElems - 1) / kActAlignElems * kActAlignElems : 0;
-            if (head) Tile(row, begin, uint32_t(head));
-            for (uint64_t c = begin + head; c < tailStart; c += step) Tile(row, c, uint32_t(tailStart - c < step ? tailStart - c : step));
-            if (tail) Tile(row, tailStart, uint32_t(end - tailStart));
+            uint64_t steps = (end - begin + t_.tileElems - 1) / t_.tileElems;
+            uint64_t step = ((end - begin + steps - 1) / steps + kActAlignElems - 1) / kActAlignElems * kActAlignElems;
+            for (uint64_t c = begin; c < end; c += step) Tile(row, c, uint32_t(end - c < step ? end - c : step));
         }
     }
 

@@ -23,7 +23,6 @@ struct AirfuseActTilingData {
     uint32_t alignedCopy;   // 1: the chip has no DataCopyPad (310P), kernels/gm_copy.h
     uint32_t natural;       // 1: 310P and cols under one 32 B block (then one row, one core)
     uint32_t approximate;   // gelu: 0 tanh, 1 none (erf); 0 for the other kernels
-    uint32_t rampElems;     // a multiple of 128, or 0: a core's first and last tiles (act_kernel.h)
 };
 
 // UB tiles each kernel needs per element: queued inputs and outputs (in the row dtype) and float32

@@ -9,6 +9,4 @@ struct AirfuseAddTilingData {
     uint32_t bufferNum;
     uint32_t usedCores;     // cores with elements (<= block_dim)
     uint32_t alignedCopy;   // 1: the chip has no DataCopyPad (310P), kernels/gm_copy.h
-    uint32_t groupElems;    // != 0: a core's one tile in groups of this many elements (a multiple of 16), kernels/add.cpp
-    uint32_t pieceElems;    // the last group stored in pieces of this many elements (a multiple of 16)
 };

@@ -3,9 +3,8 @@
 // round trip per row: the caller waits for V once, then reads every row's sum.
 //  - WholeRowSums below (WholeReduceSum: ReduceRepeat.md lists A2/A3 and the 310P AI Core), on
 //    A2, and on 310P for a step's rows whose sums it packs (the RmsNorm forward's vector rstd).
-//  - else one ReduceSum per row, each with its own sharedTmpBuffer slot (no barrier between
-//    them): on 310P a row's tree over its repeats is one instruction, where WholeRowSums takes two
-//    levels and a barrier (310P rms_norm 1 x 128..16384 and rows in chunks: 4-7 % slower).
+//  - else (310P's other sums) one ReduceSum per row, the documented reduction, each with its own
+//    sharedTmpBuffer slot (no barrier between them).
 #pragma once
 #include "common.h"
 

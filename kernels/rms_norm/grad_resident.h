@@ -10,7 +10,7 @@ namespace airfuse_kernel {
 template <typename T, typename G> class RmsNormGradResident : public RmsNormGradRows<T, G> {
     using Base = RmsNormGradRows<T, G>;
     using Base::a_, Base::acc_, Base::b_, Base::c_, Base::dxGm_, Base::dxOut_, Base::dxQue_, Base::dyGm_, Base::gammaF_, Base::gammaGm_,
-          Base::gammaRow_, Base::inQue_, Base::mover_, Base::red_, Base::rowVec_, Base::rows_, Base::rstdQue_, Base::stage_, Base::t_,
+          Base::inQue_, Base::mover_, Base::red_, Base::rowVec_, Base::rows_, Base::rstdQue_, Base::stage_, Base::t_,
           Base::vecRows_, Base::xGm_, Base::ColumnMode, Base::InHalf, Base::LoadRstd, Base::Partials, Base::ReduceDgamma,
           Base::RstdHeld, Base::StoreAcc;
 
@@ -39,13 +39,14 @@ private:
         LocalTensor<float> acc = acc_.template Get<float>();
         LocalTensor<float> sums = red_.template Get<float>();
         LocalTensor<float> scratch = red_.template GetWithOffset<float>(t_.redBytes / 4 - rpl * kSumStride, rpl * kSumStride * 4);
-        // 910B: gamma after the first step's loads, waited for just before its first use (its
-        // transfer no longer delays the first step: 8 KB at 128 x 4096 bf16 on 910B2, ~440 cycles).
-        bool lateGamma = !mover_.aligned && (kIsFloat<G> || t_.gammaStageBytes != 0);
+        // 910B, float gamma: loaded straight into gammaF_ after the first step's loads, waited for
+        // just before its first use, so its transfer does not delay the first step. Half/bf16
+        // gamma is cast on the way in (InAsFloat), before the first step.
+        bool lateGamma = kIsFloat<G> && !mover_.aligned;
         TEventID gammaIn = 0;
         if (lateGamma) {
             LoadStep(0);
-            gammaIn = LoadGammaInto(GammaStage());
+            gammaIn = LoadGammaInto(gammaF_.template Get<G>());
         } else {
             mover_.InAsFloat(g, Partials().template ReinterpretCast<G>(), gammaGm_, d);
         }
@@ -92,7 +93,7 @@ private:
                 Mul(D, A, X, width);
                 PipeBarrier<PIPE_V>();
             }
-            if (lateGamma && done == 0) GammaAsFloat(g, gammaIn);
+            if (lateGamma && done == 0) WaitGamma(gammaIn);
             // dgamma's rows summed a level per phase of the dx work below (each level alone
             // cost a barrier: 910B2 4096 x 128 bf16, 7 a step), the first level out of D into dx's
             // buffer, free until dx is written, so that D takes the row sums' products meanwhile.
@@ -183,15 +184,6 @@ private:
         }
     }
 
-    // Resident rows on 910B: gamma's load target, gammaF_ itself when float, else its stage gammaRow_.
-    __aicore__ inline LocalTensor<G> GammaStage() {
-        if constexpr (kIsFloat<G>) {
-            return gammaF_.template Get<G>();
-        } else {
-            return gammaRow_.template Get<G>();
-        }
-    }
-
     // Issues gamma's load into dst, in its dtype; returns its MTE2 -> V flag.
     __aicore__ inline TEventID LoadGammaInto(const LocalTensor<G>& dst) {
         mover_.In(dst, gammaGm_, 0, t_.numCols);
@@ -200,14 +192,9 @@ private:
         return id;
     }
 
-    // Waits for gamma's load and casts it to float (half/bf16); ends with a barrier.
-    __aicore__ inline void GammaAsFloat(const LocalTensor<float>& g, TEventID id) {
+    __aicore__ inline void WaitGamma(TEventID id) {
         WaitFlag<HardEvent::MTE2_V>(id);
         GetTPipePtr()->ReleaseEventID<HardEvent::MTE2_V>(id);
-        if constexpr (!kIsFloat<G>) {
-            Cast(g, gammaRow_.template Get<G>(), RoundMode::CAST_NONE, mover_.Span(t_.numCols));
-            PipeBarrier<PIPE_V>();
-        }
     }
 
     // vecRows_: a step's per-row scalars on the vector unit, no scalar read per row. rowVec_

@@ -62,7 +62,7 @@ public:
         if (resident_ || splitAcc_) pipe_.InitBuffer(acc_, (resident_ ? f : RoundUpTo(d, kBlock<float>)) * sizeof(float));
         if (GammaRowFloat()) {
             pipe_.InitBuffer(gammaRow_, RoundUpTo(d, kBlock<float>) * sizeof(float));
-        } else if (splitAcc_ || (resident_ && t.gammaStageBytes)) {
+        } else if (splitAcc_) {
             pipe_.InitBuffer(gammaRow_, RoundUpTo(d, kBlock<G>) * sizeof(G));
         } else if (!resident_) {
             pipe_.InitBuffer(gQue_, t.bufferNum, f * sizeof(G));
@@ -94,9 +94,8 @@ protected:
         mover_.PaddedOut(wsGm_, acc_.Get<float>(), uint64_t(GetBlockIdx()) * t_.wsStride, t_.numCols);
     }
 
-    // splitAcc with gamma held whole as float32 (float gamma, or the tiling's gammaFloat): a chunk's
-    // gamma is a slice of gammaRow_, no cast per chunk.
-    __aicore__ inline bool GammaRowFloat() const { return splitAcc_ && (kIsFloat<G> || t_.gammaFloat != 0); }
+    // splitAcc with float gamma: a chunk's gamma is a slice of gammaRow_, no cast per chunk.
+    __aicore__ inline bool GammaRowFloat() const { return splitAcc_ && kIsFloat<G>; }
 
     // Elements from the input buffer's x to its dy.
     __aicore__ inline uint32_t InHalf() const { return t_.rowsPerLoop * t_.rowStride; }

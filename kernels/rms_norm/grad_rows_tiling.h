@@ -38,11 +38,4 @@ struct AirfuseRmsNormGradRowsTilingData {
     // splitAcc with each row's x and dy tiles whole in UB (two buffers; rowStride the row's): only
     // the float work and dx go by chunks, x and dy are read once.
     uint32_t rowResident;
-    // 910B resident rows with half/bf16 gamma: bytes of gamma's own stage, so it loads after the
-    // first step's rows; 0: staged in the float work and loaded first (float gamma loads late
-    // into its float buffer either way).
-    uint32_t gammaStageBytes;
-    // splitAcc with half/bf16 gamma: 1 = gamma held whole in UB as float32 (cast once per core, not
-    // per chunk); 0: held in its dtype.
-    uint32_t gammaFloat;
 };

@@ -317,8 +317,7 @@ private:
     // Steps of slices: rowsPerLoop rows, but the first one 8 (a whole block of the packed sums)
     // where they are >= 16, so the last is short too when the rows allow (128 rows in steps of 24:
     // 8 + 5 x 24): the last of pass 1 is computed after every load has landed, the first of pass 1
-    // is the last of pass 2, whose store ends the launch (benchmarks/kernel_time.py, 910B2 bf16
-    // 128 x 8192, steps of 24: 5.98 -> 5.73 us; 128 x 4096, steps of 32: 3.67 -> 3.66 us).
+    // is the last of pass 2, whose store ends the launch.
     __aicore__ inline uint32_t SliceFirstRows() const {
         uint32_t k = t_.rowsPerLoop;
         return k >= 16 && t_.numRows > k ? 8 : k;

@@ -27,28 +27,11 @@ public:
     }
 
 private:
-    // splitAcc: gamma whole into gammaRow_ before the first chunk's loads on MTE2, then acc_ zeroed.
-    // In its dtype: the chunks' DeQue (MTE2 -> V) orders it before the vector work; as float from
-    // half/bf16: staged in a_ and b_ (VECIN: acc_ is stored, so VECOUT, which DataCopy cannot load
-    // into), a buffer's worth at a time, in turn (a piece loads while the one before is cast), and
-    // cast (the chunks' first vector work waits for the casts: ChunkSum's barrier).
+    // splitAcc: gamma whole into gammaRow_, in its dtype, before the first chunk's loads on MTE2
+    // (the chunks' DeQue, MTE2 -> V, orders it before the vector work), then acc_ zeroed.
     __aicore__ inline void LoadGammaRow() {
         uint32_t d = t_.numCols;
-        if (GammaRowFloat() && !kIsFloat<G>) {
-            // Pieces of whole blocks of gamma (floatCols is a multiple of 8 floats, so 32 B of G).
-            uint32_t piece = t_.floatCols * uint32_t(sizeof(float) / sizeof(G));
-            for (uint32_t c0 = 0, k = 0; c0 < d; c0 += piece, ++k) {
-                if (k >= 2) {  // the cast two pieces back still reads this stage (not V_MTE2: see LoadWorkspace)
-                    int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
-                    SetFlag<HardEvent::V_S>(eventVS);
-                    WaitFlag<HardEvent::V_S>(eventVS);
-                }
-                LocalTensor<G> stage = k % 2 ? b_.template Get<G>() : a_.template Get<G>();
-                mover_.InAsFloat(gammaRow_.template Get<float>()[c0], stage, gammaGm_[c0], d - c0 < piece ? d - c0 : piece);
-            }
-        } else {
-            mover_.In(gammaRow_.template Get<G>(), gammaGm_, 0, d);
-        }
+        mover_.In(gammaRow_.template Get<G>(), gammaGm_, 0, d);
         Duplicate(acc_.template Get<float>(), 0.0f, RoundUpTo(d, kBlock<float>));
     }
 

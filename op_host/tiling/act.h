@@ -10,13 +10,6 @@ namespace airfuse::tiling {
 inline constexpr uint64_t kActAlign = kActAlignElems;
 inline constexpr uint64_t kActMinBytesPerCore = 16 * 1024;  // below this a core's copies are too short to pay off
 inline constexpr uint64_t kActTileCost = 2048;             // elements of work a tile's fixed cost is worth (twin cost model)
-// A core's first load and last store overlap no vector work; with at least kActRampTiles tiles a
-// core makes its first and last tiles a quarter tile long (act_kernel.h): twin cost model, 128 x
-// 11008 bf16 on Ascend910B3 (40 cores, 5 tiles each): gelu 1.232 -> 1.177, gelu_backward 1.402 ->
-// 1.368 of the roofline. With fewer tiles (tokens 1 and 16) the two more tiles' fixed cost is more
-// than the shorter fill and drain save.
-inline constexpr uint64_t kActRampTiles = 4;
-
 // The activation kernels by op base name (the kernel file, kernels/<base>.cpp) and what each buffers.
 struct ActOp {
     const char* base;
@@ -81,10 +74,8 @@ inline Result Act(const ChipInfo& chip, const char* op, const AirfuseActBuffers&
     // As few tiles per unit as UB allows (each tile pays every vector op's latency and barrier),
     // of even length (no short last tile).
     tile = RoundUp(CeilDiv(longest, CeilDiv(longest, tile)), kActAlign);
-    uint64_t coreElems = CeilDiv(units, used) * longest;  // the busiest core's, at most
-    uint32_t ramp = CeilDiv(coreElems, tile) >= kActRampTiles ? uint32_t(RoundUp(CeilDiv(tile, 4), kActAlign)) : 0;
     *out = AirfuseActTilingData{rows, cols, 2 * cols, chunk, units / used, uint32_t(chunks), uint32_t(units % used), uint32_t(used),
-                                uint32_t(tile), buf, !chip.hasDataCopyPad, natural, approximate, ramp};
+                                uint32_t(tile), buf, !chip.hasDataCopyPad, natural, approximate};
     return res;
 }
 

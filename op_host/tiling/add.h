@@ -8,16 +8,6 @@ namespace airfuse::tiling {
 inline constexpr uint64_t kAddAlign = 128;                  // elements: every core's start stays 256 B-aligned
 inline constexpr uint64_t kAddSteps = 4;
 inline constexpr uint64_t kAddMinTile = 1024;  // elements: below it a tile's vector latency and barriers outlast its copy
-// One tile per core (half/bf16 with DataCopyPad): groups of about kAddGroupElems, each cast while
-// the next loads (kernels/add.cpp ProcessGroups); at most kAddGroupsMax (each holds two MTE2 -> V
-// event ids until it is cast, 8 ids per event); the last group stored in up to kAddPieces pieces
-// of >= kAddPieceElems. Groups pay where a group's load outlasts a barrier window of vector work,
-// i.e. where most of the chip's cores share HBM (twin cost model); with fewer, one group.
-inline constexpr uint64_t kAddGroupElems = 192;
-inline constexpr uint64_t kAddGroupsMax = 4;
-inline constexpr uint64_t kAddPieces = 4;
-inline constexpr uint64_t kAddPieceElems = 64;
-inline constexpr uint64_t kAddGroupAlign = 16;  // elements: every group and piece starts 32 B-aligned
 // Every core that gets at least kAddAlign elements: the copies and vector ops of a core are
 // latency-bound below a few KB, and cores run side by side (twin cost model), so one more core
 // shortens the launch while it has a whole aligned range to take.
@@ -48,17 +38,7 @@ inline Result Add(const ChipInfo& chip, uint64_t elems, DType dtype, AirfuseAddT
     uint64_t steps = CeilDiv(perCore, tile), split = perCore / kAddMinTile;
     if (steps < kAddSteps && split > steps) steps = split < kAddSteps ? split : kAddSteps;
     tile = RoundUp(CeilDiv(perCore, steps), kAddAlign);
-    uint64_t groupElems = 0, pieceElems = 0;
-    if (steps == 1 && s == 2 && chip.hasDataCopyPad) {
-        uint64_t groups = 2 * used > chip.vectorCores ? perCore / kAddGroupElems : 1;
-        groups = groups < 1 ? 1 : groups > kAddGroupsMax ? kAddGroupsMax : groups;
-        groupElems = RoundUp(CeilDiv(perCore, groups), kAddGroupAlign);
-        uint64_t last = perCore - groupElems * (CeilDiv(perCore, groupElems) - 1);
-        uint64_t pieces = CeilDiv(last, kAddPieceElems);
-        pieceElems = RoundUp(CeilDiv(last, pieces < kAddPieces ? pieces : kAddPieces), kAddGroupAlign);
-    }
-    *out = AirfuseAddTilingData{elems, perCore, uint32_t(tile), buf, uint32_t(used), !chip.hasDataCopyPad, uint32_t(groupElems),
-                                uint32_t(pieceElems)};
+    *out = AirfuseAddTilingData{elems, perCore, uint32_t(tile), buf, uint32_t(used), !chip.hasDataCopyPad};
     return res;
 }
 

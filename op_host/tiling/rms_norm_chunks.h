@@ -59,22 +59,13 @@ inline Plan PlanSplit(uint32_t ub, const NormShape& shape) {
 inline void FillChunks(AirfuseRmsNormChunksTilingData* out, const NormShape& shape, const Plan& plan, bool resident, uint32_t rowCores,
                        float epsilon) {
     uint32_t floatCols = FloatCols(shape.aligned, plan.chunk, shape.xBytes), chunks = uint32_t(CeilDiv(shape.cols, plan.chunk));
-    *out = AirfuseRmsNormChunksTilingData{};
-    out->numRows = shape.rows;
-    out->numCols = shape.cols;
-    out->rowStride = plan.rowStride;
-    out->rowsPerCore = uint32_t(shape.rows / rowCores);
-    out->rowsRemainder = uint32_t(shape.rows % rowCores);
-    out->rowCores = rowCores;
+    FillForwardRows(out, shape, plan.rowStride, rowCores, epsilon);
     out->colsPerChunk = plan.chunk;
     out->floatCols = floatCols;
     out->bufferNum = plan.bufferNum;
     out->redBytes = RedBytes(!shape.aligned, false, 1, plan.chunk, plan.chunk, floatCols) + (resident ? (chunks - 1) * 32 : 0);
     out->reduceTmpBytes = ReduceTmpBytes(floatCols);
-    out->alignedCopy = shape.aligned;
     out->rstdStageBytes = shape.aligned ? StageBytes(1, 4) : 0;
-    out->epsilon = epsilon;
-    out->avgFactor = 1.0f / float(shape.cols);
 }
 
 }  // namespace detail

@@ -70,13 +70,13 @@ struct GradRowsUb {
         if (chunk < cols) return b + 2 * R32(f * 4) + buf * R32(f * g);
         return b + (s == 4 ? 1 : 2) * R32(uint64_t(rpl) * stride * 4) + R32(f * 4) + RowVecBytes(rpl, chunk, stride);
     }
-    // Split rows summing dgamma in UB (splitAcc): gamma's row (float32 when asFloat, else its dtype
-    // and a float chunk), acc_, a_ and b_, red_, rstd twice; plus x and dy whole twice and dx
-    // chunks twice (rowResident), else chunks of x and dy twice and of dx twice.
-    uint64_t SplitAccBytes(uint32_t chunk, bool asFloat, bool rowResident) const {
+    // Split rows summing dgamma in UB (splitAcc): gamma's row (float32 gamma; else its dtype and a
+    // float chunk), acc_, a_ and b_, red_, rstd twice; plus x and dy whole twice and dx chunks
+    // twice (rowResident), else chunks of x and dy twice and of dx twice.
+    uint64_t SplitAccBytes(uint32_t chunk, bool rowResident) const {
         uint32_t stride = rowResident ? uint32_t(RoundUp(cols, e)) : chunk;
         uint64_t f = FloatCols(aligned, chunk, s);
-        uint64_t common = (asFloat ? R32(uint64_t(cols) * 4) : R32(uint64_t(cols) * g) + R32(f * 4)) + R32(uint64_t(cols) * 4) + 2 * R32(f * 4) +
+        uint64_t common = (g == 4 ? R32(uint64_t(cols) * 4) : R32(uint64_t(cols) * g) + R32(f * 4)) + R32(uint64_t(cols) * 4) + 2 * R32(f * 4) +
                           RedBytes(1, chunk, stride, uint32_t(f)) + 2 * R32(4);
         if (rowResident) return common + 4 * R32(uint64_t(stride) * s) + 2 * R32(uint64_t(chunk) * s);
         return common + 6 * R32(uint64_t(chunk) * s);
@@ -89,47 +89,27 @@ constexpr uint32_t kMinSplitAccChunk = 1024;
 
 struct SplitAccPlan {
     uint32_t chunk = 0;
-    bool rowResident = false, gammaFloat = false;
+    bool rowResident = false;
 };
 
-// The largest chunk (a multiple of 64 under cols, >= kMinSplitAccChunk) whose UB fits, evened out
-// over as many chunks; rowResident kept while its chunks are at least half as long as chunks read
-// twice (each chunk costs its barriers and latencies twice a row). chunk 0 if none fits.
-inline SplitAccPlan PickSplitAcc(const ChipInfo& chip, const GradRowsUb& ub, bool asFloat) {
+// Split rows on 910B (and rows that fit only one at a time on one buffer, when a core has
+// several): their dgamma terms summed in a float32 row of UB and gamma kept whole, so the rows'
+// second read comes from L2 where the column split would read x and dy again from HBM. The largest
+// chunk (a multiple of 64 under cols, >= kMinSplitAccChunk) whose UB fits, evened out over as
+// many chunks; rowResident kept while its chunks are at least half as long as chunks read twice
+// (each chunk costs its barriers and latencies twice a row). chunk 0 if none fits.
+inline SplitAccPlan PlanSplitAcc(const ChipInfo& chip, const GradRowsUb& ub) {
     auto chunkFor = [&](bool rowResident) -> uint32_t {
         for (uint64_t chunk = RoundUp(ub.cols, 64) - 64; chunk >= kMinSplitAccChunk; chunk -= 64)
-            if (ub.SplitAccBytes(uint32_t(chunk), asFloat, rowResident) <= chip.ubBytes)
+            if (ub.SplitAccBytes(uint32_t(chunk), rowResident) <= chip.ubBytes)
                 return uint32_t(RoundUp(CeilDiv(ub.cols, CeilDiv(ub.cols, chunk)), 64));
         return 0;
     };
     uint32_t r = chunkFor(true), k = chunkFor(false);
     bool resident = r >= kMinSplitAccChunk && 2 * r >= k;
-    return {resident ? r : k, resident, asFloat && ub.g != 4};
-}
-
-// Split rows on 910B (and rows that fit only one at a time on one buffer, when a core has
-// several): their dgamma terms summed in a float32 row of UB and gamma kept whole, so the rows'
-// second read comes from L2 where the column split would read x and dy again from HBM; half/bf16
-// gamma as a float32 row (no cast per chunk) where that leaves no more chunks. chunk 0: none fits.
-inline SplitAccPlan PlanSplitAcc(const ChipInfo& chip, const GradRowsUb& ub) {
-    SplitAccPlan own = PickSplitAcc(chip, ub, ub.g == 4);
-    if (ub.g != 4) {
-        SplitAccPlan asFloat = PickSplitAcc(chip, ub, true);
-        if (asFloat.chunk >= kMinSplitAccChunk && (own.chunk < kMinSplitAccChunk || CeilDiv(ub.cols, asFloat.chunk) <= CeilDiv(ub.cols, own.chunk)))
-            own = asFloat;
-    }
-    if (own.chunk < kMinSplitAccChunk || own.chunk >= ub.cols) return {};
-    return own;
-}
-
-// 910B resident rows, half/bf16 gamma of >= kLateGammaBytes on several cores: gamma's own stage,
-// when UB the plan leaves holds it, so it loads after the first step's rows (grad_resident.h);
-// shorter gamma is cast in the first step's chain for less than its transfer costs. 0: none.
-constexpr uint64_t kLateGammaBytes = 1024;
-inline uint32_t GammaStageBytes(const ChipInfo& chip, const GradRowsUb& ub, const Plan& p, bool columns, uint32_t blockDim) {
-    if (ub.aligned || p.chunk != ub.cols || ub.g == 4 || columns || blockDim <= 1 || uint64_t(ub.cols) * ub.g < kLateGammaBytes) return 0;
-    uint64_t stageBytes = R32(RoundUp(ub.cols, 32 / ub.g) * ub.g);
-    return ub.Bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride) + stageBytes <= chip.ubBytes ? uint32_t(stageBytes) : 0;
+    uint32_t chunk = resident ? r : k;
+    if (chunk < kMinSplitAccChunk || chunk >= ub.cols) return {};
+    return {chunk, resident};
 }
 
 // The row strategies' tiling: every core as soon as there are rows for it (per-row vector and
@@ -193,8 +173,6 @@ inline Result PlanGradRows(const ChipInfo& chip, uint64_t rows, uint32_t cols, u
     out->splitAcc = acc.chunk != 0;
     out->rowVecBytes = ub.RowVecBytes(p.rowsPerLoop, p.chunk, p.rowStride);
     out->rowResident = acc.rowResident;
-    out->gammaFloat = acc.gammaFloat;
-    out->gammaStageBytes = GammaStageBytes(chip, ub, p, split.cores != 0, res.blockDim);
     return res;
 }
 

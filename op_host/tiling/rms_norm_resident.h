@@ -20,6 +20,22 @@ struct NormShape {
     uint32_t RowStride() const { return uint32_t(RoundUp(cols, ElemsPer32())); }
 };
 
+// The fields every forward strategy's tiling struct has: the rows over cores, the copy path and
+// the math's constants (a fresh struct, the strategy's own fields left zero).
+template <typename Tiling>
+inline void FillForwardRows(Tiling* out, const NormShape& shape, uint32_t rowStride, uint32_t rowCores, float epsilon) {
+    *out = Tiling{};
+    out->numRows = shape.rows;
+    out->numCols = shape.cols;
+    out->rowStride = rowStride;
+    out->rowsPerCore = uint32_t(shape.rows / rowCores);
+    out->rowsRemainder = uint32_t(shape.rows % rowCores);
+    out->rowCores = rowCores;
+    out->alignedCopy = shape.aligned;
+    out->epsilon = epsilon;
+    out->avgFactor = 1.0f / float(shape.cols);
+}
+
 // UB bytes of the vector rstd (kernels/rms_norm/fwd_rstd_vector.h), 0 where the step's rstd stays
 // on the scalar unit: rows whose float stride a repeat stride (uint8 blocks) holds; on A2 steps of
 // at least kVectorRstdMinRows rows (packed sums and ones, then a Brcb block per row); on 310P rows
@@ -78,20 +94,13 @@ inline Plan PlanResidentSteps(uint32_t ub, const NormShape& shape, uint64_t maxR
 inline void FillResident(AirfuseRmsNormResidentTilingData* out, const NormShape& shape, const Plan& steps, uint32_t rowCores, uint32_t ub,
                          float epsilon) {
     uint32_t floatCols = FloatCols(shape.aligned, shape.cols, shape.xBytes);
-    *out = AirfuseRmsNormResidentTilingData{};
-    out->numRows = shape.rows;
-    out->numCols = shape.cols;
-    out->rowStride = steps.rowStride;
-    out->rowsPerCore = uint32_t(shape.rows / rowCores);
-    out->rowsRemainder = uint32_t(shape.rows % rowCores);
-    out->rowCores = rowCores;
+    FillForwardRows(out, shape, steps.rowStride, rowCores, epsilon);
     out->rowsPerLoop = steps.rowsPerLoop;
     out->bufferNum = steps.bufferNum;
     out->rstdVecBytes = RstdVecBytes(shape, steps.rowsPerLoop);
     out->redBytes = RedBytes(!shape.aligned || out->rstdVecBytes, out->rstdVecBytes != 0, steps.rowsPerLoop,
                              RowSpan(shape.aligned, shape.natural, shape.cols, shape.cols, steps.rowStride), steps.rowStride, floatCols);
     out->reduceTmpBytes = ReduceTmpBytes(floatCols);
-    out->alignedCopy = shape.aligned;
     out->rstdStageBytes = shape.aligned ? StageBytes(steps.rowsPerLoop, 4) : 0;
     // 310P: rstd's stage holds all of a core's rows when UB allows, so no step flushes it (a flush
     // drains the vector pipe, waits for its copy and moves the kept block by scalar reads and writes).
@@ -100,8 +109,6 @@ inline void FillResident(AirfuseRmsNormResidentTilingData* out, const NormShape&
         ResidentBytes(shape, steps.bufferNum, steps.rowsPerLoop) + (whole - out->rstdStageBytes) <= ub)
         out->rstdStageBytes = whole;
     out->outStageBytes = shape.natural ? StageBytes(uint64_t(steps.rowsPerLoop) * shape.cols, shape.xBytes) : 0;
-    out->epsilon = epsilon;
-    out->avgFactor = 1.0f / float(shape.cols);
 }
 
 }  // namespace detail

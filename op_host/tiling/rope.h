@@ -48,8 +48,7 @@ inline bool CollapseRopeDims(const std::vector<int64_t>& x, const std::vector<in
 // With broadcast a step ends where its run along the innermost broadcast dim ends (rope_rows.h), so
 // rows per step that do not divide the run leave a short step in every run (32 heads in steps of
 // 26: 26 + 6), each paying a step's fixed vector latencies and barriers and a pipeline fill: cut
-// the run into equal steps of at most `rows` instead (32 heads: 2 x 16; twin cost model, rope at
-// 128 tokens on Ascend910B3: 2.05 -> 1.75 us).
+// the run into equal steps of at most `rows` instead (32 heads: 2 x 16).
 inline uint64_t EvenStepRows(const AirfuseRopeTilingData& t, bool shared, uint64_t rows) {
     uint64_t run = 0;
     for (uint32_t k = 0; k < t.numDims; ++k)

@@ -126,13 +126,13 @@ def test_gelu_accuracy_over_the_float_range(op, approximate):
 
 
 @pytest.mark.parametrize("chip", CHIPS)
-def test_ramped_first_and_last_tiles(chip):
-    """A core with at least 4 tiles makes its first and last tiles short (act_kernel.h): flat and
-    row units, ends that are not whole 128-element steps, 310P windows."""
+def test_units_of_many_tiles(chip):
+    """A core whose units take several tiles each (act_kernel.h): flat and row units, ends that are
+    not whole 128-element steps, 310P windows."""
     gen = generator()
     x, dy = randn((1, 70001), torch.float16, gen) * 4, randn((1, 70001), torch.float16, gen)
-    ramp = tiling_field(twin.act_tiling(twin.ALL_OPS["gelu_backward"], chip, 1, 70001, torch.float16, block_dim=1).data, "act", "rampElems")
-    assert ramp > 0
+    t = twin.act_tiling(twin.ALL_OPS["gelu_backward"], chip, 1, 70001, torch.float16, block_dim=1).data
+    assert tiling_field(t, "act", "tileElems") < 70001
     _closes(twin.gelu(x, "tanh", chip=chip, block_dim=1), torch.ops.airfuse.gelu(x, "tanh"))
     _closes(twin.gelu_backward(dy, x, "tanh", chip=chip, block_dim=1), torch.ops.airfuse.gelu_backward(dy, x, "tanh"))
     g = randn((3, 2 * 30001), torch.float16, gen)
