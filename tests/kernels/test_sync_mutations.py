@@ -20,7 +20,7 @@ F32, F16, BF16 = torch.float32, torch.float16, torch.bfloat16
 B2, B3, P3 = "Ascend910B2", "Ascend910B3", "Ascend310P3"
 
 # (chip, shape, x dtype, gamma dtype, block_dim or 0 for the tiling's). (24, 512) on two 910B cores:
-# the gradient's vector per-row scalars (no MTE2 -> S wait) with gamma loaded after the rows. (35, 512) and (94, 512) on
+# the gradient's vector per-row scalars (no MTE2 -> S wait) with float gamma loaded after the rows. (35, 512) and (94, 512) on
 # one 310P core: a 3-row last step of the vector rstd, its stage into the next slot's block; (4099, 16):
 # more rows than UB leaves for a stage of all of them, so it is flushed between steps; (1376, 128) on
 # 310P: dgamma by columns after Gathered row scalars with a short last step; (24, 8192) float32 on
@@ -36,7 +36,7 @@ NORM_SCENARIOS = [
     (B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 2), (B2, (4, 8192), BF16, F32, 4), (B2, (16, 64), F16, F32, 4),
     (B2, (16, 24), F16, F16, 4), (B2, (200, 100), BF16, BF16, 1), (B2, (136, 1600), BF16, BF16, 0),
     (B2, (1, 65536), F32, F32, 1), (B2, (2, 12288), BF16, BF16, 2), (B2, (1, 20000), F16, F16, 1), (B2, (6, 16384), BF16, BF16, 1),
-    (B2, (2, 20000), F16, F32, 1), (B2, (3, 8192), F16, F16, 1), (B2, (24, 512), BF16, BF16, 2), (B2, (6, 12288), F16, F32, 1),
+    (B2, (2, 20000), F16, F32, 1), (B2, (3, 8192), F16, F16, 1), (B2, (24, 512), BF16, F32, 2), (B2, (6, 12288), F16, F32, 1),
     (B2, (512, 128), BF16, BF16, 32), (B2, (48, 1024), BF16, BF16, 16), (B3, (160, 2600), BF16, BF16, 0),
     (P3, (3, 7), F16, F16, 0), (P3, (2, 4097), F32, F32, 0), (P3, (9, 1), F32, F32, 8), (P3, (40, 100), F16, F32, 4),
     (P3, (1, 65536), F32, F32, 0), (P3, (1, 20000), F16, F16, 0), (P3, (600, 40), F16, F16, 0), (P3, (8, 4096), F16, F16, 1),
@@ -56,8 +56,8 @@ ADD_NORM_SCENARIOS = [(B2, (3, 7), F16, F16, 0), (B2, (2, 4097), F32, F32, 0), (
 ROPE_SCENARIOS = [(B2, (2, 4, 3, 64), (1, 1, 3, 64), F16, F32, "half", 0), (B2, (3, 6), (3, 6), F32, F32, "interleave", 0),
                   (B2, (2, 3, 4, 5, 10), (2, 1, 4, 1, 10), BF16, BF16, "half", 3), (P3, (2, 4, 3, 64), (1, 1, 3, 64), F16, F16, "interleave", 0),
                   (P3, (3, 16), (3, 16), F32, F32, "half", 2)]
-# (chip, shape, dtype, block_dim): 910B half/bf16 cores of one tile go through ProcessGroups, one
-# group (3 x 5 x 129: 128 a core, the last 15) or two (128 x 128: 192 + 192, the last core 192 + 64).
+# (chip, shape, dtype, block_dim): cores of one tile (3 x 5 x 129: 128 a core, the last 15; 128 x
+# 128), several tiles a core, both chips' copies.
 ADD_SCENARIOS = [(B2, (3, 5, 129), F16, 0), (B2, (128, 128), BF16, 0), (B2, (4097,), F32, 0), (B2, (70000,), BF16, 3),
                  (P3, (3, 5, 129), F16, 0), (P3, (3, 1), F32, 0), (P3, (4097,), F32, 2)]
 
