@@ -314,23 +314,12 @@ private:
         PipeBarrier<PIPE_V>();
     }
 
-    // Steps of slices: rowsPerLoop rows, but the first one 8 (a whole block of the packed sums)
-    // where they are >= 16, so the last is short too when the rows allow (128 rows in steps of 24:
-    // 8 + 5 x 24): the last of pass 1 is computed after every load has landed, the first of pass 1
-    // is the last of pass 2, whose store ends the launch.
-    __aicore__ inline uint32_t SliceFirstRows() const {
-        uint32_t k = t_.rowsPerLoop;
-        return k >= 16 && t_.numRows > k ? 8 : k;
-    }
-    __aicore__ inline uint32_t SliceSteps() const {
-        uint32_t rows = uint32_t(t_.numRows), h = SliceFirstRows();
-        return rows <= h ? 1 : 1 + CeilDivU(rows - h, t_.rowsPerLoop);
-    }
+    // Steps of slices: rowsPerLoop rows each, the last one what is left.
+    __aicore__ inline uint32_t SliceSteps() const { return CeilDivU(uint32_t(t_.numRows), t_.rowsPerLoop); }
     // The first row of step i (i = SliceSteps(): the rows' end).
     __aicore__ inline uint32_t SliceStep(uint32_t i) const {
-        uint32_t rows = uint32_t(t_.numRows), h = SliceFirstRows(), steps = SliceSteps();
-        if (i == 0) return 0;
-        return i >= steps ? rows : h + (i - 1) * t_.rowsPerLoop;
+        uint32_t rows = uint32_t(t_.numRows), first = i * t_.rowsPerLoop;
+        return first < rows ? first : rows;
     }
 
     // Issues the loads of step i of the slice's n columns from c0: x, then dy.

@@ -27,14 +27,11 @@ struct Slices {
 constexpr uint32_t kSliceUnitBytes = 128, kMaxSliceCols = 255 * 8;
 constexpr uint64_t kSliceMaxRows = 256, kSliceMinStepRows = 16;
 
-// The slices' steps of k rows (grad_slices.h SliceFirstRows, SliceSteps, SliceStep): the first one 8
-// rows where k >= 16 and there are more rows than k.
+// The slices' steps of k rows, the last one what is left (grad_slices.h SliceSteps, SliceStep).
 struct SliceSteps {
-    uint64_t rows, k, first, count;
-    SliceSteps(uint64_t rows_, uint64_t k_) : rows(rows_), k(k_), first(k_ >= 16 && rows_ > k_ ? 8 : k_) {
-        count = rows <= first ? 1 : 1 + CeilDiv(rows - first, k);
-    }
-    uint64_t Row(uint64_t i) const { return i == 0 ? 0 : i >= count ? rows : first + (i - 1) * k; }
+    uint64_t rows, k, count;
+    SliceSteps(uint64_t rows_, uint64_t k_) : rows(rows_), k(k_), count(CeilDiv(rows_, k_)) {}
+    uint64_t Row(uint64_t i) const { return i * k < rows ? i * k : rows; }
 };
 
 // Bytes of the slices' RowSums scratch for steps of k rows (tiling redBytes), at least a block.
@@ -74,7 +71,7 @@ inline std::pair<uint64_t, uint64_t> SliceHeldSteps(const ChipInfo& chip, uint32
     uint64_t k0 = RoundUp(CeilDiv(kMinCopyBytes, 2ull * c * s), 8);
     if (k0 >= rows) k0 = rows;
     auto fits = [&](uint64_t k, uint64_t held) { return SliceBytes(cores, rows, c, stride, uint32_t(k), s, g, held) <= chip.ubBytes; };
-    // Steps past the first start at whole blocks of the packed sums (8 rows): the kernel's vector
+    // Every step starts at a whole block of the packed sums (8 rows): the kernel's vector
     // operands there (sums, the row factors and their Brcb) start 32 B-aligned (ascendc_facts.md
     // 1.3), and the parts of each group of steps fill their rows per core. So k is a multiple of 8
     // or every row (one step); 3 float rows of 79909 columns once got k = 2 (the twin refused the

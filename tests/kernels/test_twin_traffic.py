@@ -72,13 +72,12 @@ def test_each_byte_moves_once(chip, rows, cols, dtype, gamma_dtype):
     slice_cols, step, held = (slices_field(tile, f) for f in ("sliceCols", "rowsPerLoop", "sliceHeld"))
     if slice_cols:
         # Slices of columns (910B, few rows a core): x and dy once, and again (from L2 in the cost
-        # model) but for the held steps' rows, the last sliceHeld steps (rms_norm/grad_slices.h SliceStep:
-        # the first step 8 rows where the others are >= 16); every core reads every rstd and every
-        # core's partial row sums, and stores its own (a row of whole 32 B blocks); gamma and dgamma once.
-        half = 8 if step >= 16 and rows > step else step
-        steps = 1 if rows <= half else 1 + -(-(rows - half) // step)
+        # model) but for the held steps' rows, the last sliceHeld steps of `step` rows (rms_norm/grad_slices.h
+        # SliceStep); every core reads every rstd and every core's partial row sums, and stores its own
+        # (a row of whole 32 B blocks); gamma and dgamma once.
+        steps = -(-rows // step)
         streamed = steps - held
-        again = rows - (0 if streamed == 0 else half + (streamed - 1) * step)
+        again = rows - min(streamed * step, rows)
         rows8 = -(-rows // 8) * 8
         assert 1 <= held <= steps
         assert run.bytes_read == 4 * n * s - 2 * again * cols * s + bd * rows * 4 + cols * g + bd * bd * rows * 4
