@@ -1,0 +1,74 @@
+// Vector instructions. Operands as asc-devkit impl/basic_api/dav_c220 passes them:
+// kernel_operator_vec_binary_impl.h (vadd: the count form sets counter mode, mask = count, one
+// repeat of block stride 1 and repeat stride 8), kernel_operator_vec_vconv_impl.h (CastImpl: the
+// count form in counter mode, repeat strides 8 for the wider and 4 for the narrower operand;
+// CastIntrinsicsImpl picks vconv_<src>2<dst><mode> by RoundMode: r CAST_RINT, no suffix CAST_NONE).
+// Numerics: float32 is IEEE (the host's); half arithmetic rounds each result to half (computed in
+// float, exact for one operation); float -> half / bfloat16 rounds to nearest even and saturates
+// finite values to the largest finite one, as the home-made twin (twin/include/twin/vector.h Cast)
+// reads CANN's Cast.md.
+#include <cmath>
+#include "kernel_fp16.h"
+#include "kernel_bf16.h"
+#include "stub_fun.h"
+#include "vector_engine.h"
+
+using namespace airfuse_vendor_twin;
+
+namespace {
+using f16 = _Float16;
+
+float Bf16ToFloat(uint16_t bits) {
+    uint32_t u = uint32_t(bits) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+}
+
+uint16_t FloatToBf16RintSaturating(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);  // NaN stays a quiet NaN
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    if ((r & 0x7fff) == 0x7f80 && std::isfinite(f)) r = (r & 0x8000) | 0x7f7f;
+    return uint16_t(r);
+}
+
+f16 FloatToHalfRintSaturating(float v) {
+    if (std::isfinite(v)) v = v > 65504.0f ? 65504.0f : (v < -65504.0f ? -65504.0f : v);
+    return f16(v);
+}
+
+template <typename T, typename Op>
+void Binary(const char* name, void* dst, void* src0, void* src1, uint8_t repeat, uint8_t dstBlk, uint8_t src0Blk, uint8_t src1Blk,
+            uint8_t dstRep, uint8_t src0Rep, uint8_t src1Rep, Op op) {
+    VecOperand ops[3] = {{"dst", static_cast<uint8_t*>(dst), sizeof(T), dstBlk, dstRep},
+                         {"src0", static_cast<uint8_t*>(src0), sizeof(T), src0Blk, src0Rep},
+                         {"src1", static_cast<uint8_t*>(src1), sizeof(T), src1Blk, src1Rep}};
+    ForEachActive(name, repeat, ops, [&](uint8_t* const* at) { Store<T>(at[0], op(Load<T>(at[1]), Load<T>(at[2]))); });
+}
+
+template <typename D, typename S, typename Conv>
+void Convert(const char* name, void* dst, void* src, uint8_t repeat, uint16_t dstBlk, uint16_t srcBlk, uint8_t dstRep, uint8_t srcRep, Conv conv) {
+    VecOperand ops[2] = {{"dst", static_cast<uint8_t*>(dst), sizeof(D), dstBlk, dstRep}, {"src", static_cast<uint8_t*>(src), sizeof(S), srcBlk, srcRep}};
+    ForEachActive(name, repeat, ops, [&](uint8_t* const* at) { Store<D>(at[0], conv(Load<S>(at[1]))); });
+}
+}  // namespace
+
+#define AIRFUSE_BINARY(name, T, U, expr)                                                                                      \
+    void name(T* dst, T* src0, T* src1, uint8_t repeat, uint8_t dstBlk, uint8_t src0Blk, uint8_t src1Blk, uint8_t dstRep,      \
+              uint8_t src0Rep, uint8_t src1Rep) {                                                                             \
+        Binary<U>(#name, dst, src0, src1, repeat, dstBlk, src0Blk, src1Blk, dstRep, src0Rep, src1Rep, [](U a, U b) { return expr; }); \
+    }
+AIRFUSE_BINARY(vadd, float, float, a + b)
+AIRFUSE_BINARY(vadd, half, f16, f16(float(a) + float(b)))
+
+#define AIRFUSE_CONVERT(name, D, S, DU, SU, expr)                                                                            \
+    void name(D* dst, S* src, uint8_t repeat, uint16_t dstBlk, uint16_t srcBlk, uint8_t dstRep, uint8_t srcRep) {             \
+        Convert<DU, SU>(#name, dst, src, repeat, dstBlk, srcBlk, dstRep, srcRep, [](SU v) { return expr; });                  \
+    }
+AIRFUSE_CONVERT(vconv_f162f32, float, half, float, f16, float(v))
+AIRFUSE_CONVERT(vconv_bf162f32, float, bfloat16_t, float, uint16_t, Bf16ToFloat(v))
+AIRFUSE_CONVERT(vconv_f322f16, half, float, f16, float, FloatToHalfRintSaturating(v))
+AIRFUSE_CONVERT(vconv_f322f16r, half, float, f16, float, FloatToHalfRintSaturating(v))
+AIRFUSE_CONVERT(vconv_f322bf16r, bfloat16_t, float, uint16_t, float, FloatToBf16RintSaturating(v))
