@@ -31,6 +31,7 @@ AIRFUSE_CPU_DEBUG_BOOKKEEPING(AIRFUSE_UNMODELLED_EFFECT)
 void set_flag(pipe_t from, pipe_t to, event_t id);
 void wait_flag(pipe_t from, pipe_t to, event_t id);
 void pipe_barrier(pipe_t pipe);
+int64_t get_ctrl();
 void set_mask_norm();
 void set_mask_count();
 void set_vector_mask(uint64_t high, uint64_t low);
@@ -66,8 +67,26 @@ AIRFUSE_ALIGN_COPIES(32)
               uint8_t src1BlockStride, uint8_t dstRepeatStride, uint8_t src0RepeatStride, uint8_t src1RepeatStride);
 #define AIRFUSE_VECTOR_BINARY_TYPES(name) AIRFUSE_VECTOR_BINARY(name, float) AIRFUSE_VECTOR_BINARY(name, half)
 AIRFUSE_VECTOR_BINARY_TYPES(vadd)
+AIRFUSE_VECTOR_BINARY(vmul, float)
+AIRFUSE_VECTOR_BINARY(vdiv, float)
 #undef AIRFUSE_VECTOR_BINARY_TYPES
 #undef AIRFUSE_VECTOR_BINARY
+
+// With a scalar operand: repeat, block strides, repeat strides.
+void vadds(float* dst, float* src, float scalar, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint16_t dstRepeatStride,
+           uint16_t srcRepeatStride);
+void vmuls(float* dst, float* src, float scalar, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint16_t dstRepeatStride,
+           uint16_t srcRepeatStride);
+void vaxpy(float* dst, float* src, float scalar, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride,
+           uint8_t srcRepeatStride);
+void vsqrt(float* dst, float* src, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride, uint8_t srcRepeatStride);
+void vector_dup(float* dst, float scalar, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride,
+                uint8_t srcRepeatStride);
+// Reductions and data rearrangement (src/reduce_intrinsics.cpp).
+void vcadd(float* dst, float* src, uint8_t repeat, uint16_t dstRepeatStride, uint16_t srcBlockStride, uint16_t srcRepeatStride, uint8_t accumulate);
+int64_t get_acc_val();
+void vbrcb(uint32_t* dst, uint32_t* src, uint16_t dstBlockStride, uint16_t dstRepeatStride, uint8_t repeat);
+void vgather(uint32_t* dst, uint32_t* offsets, uint32_t sourceAddress, uint16_t dstRepeatStride, uint8_t repeat);
 
 // Conversions vconv_<src>2<dst><round mode>: repeat, block strides, repeat strides.
 #define AIRFUSE_VECTOR_CONVERT(name, D, S) \

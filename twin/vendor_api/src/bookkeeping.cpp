@@ -68,6 +68,7 @@ void AscendCBufAbsAddr(uint8_t hardware, uint64_t addr, uint32_t bytes) {
     // Every block's TPipe starts here. Fresh UB holds whatever was there: poisoned (NaN for float
     // types), as the home-made twin does, so a kernel that reads what it never wrote fails.
     std::memset(c.ub, 0xff, bytes);
+    c.order.Reset(bytes);
 }
 
 void AscendCBufInit(uint8_t position, uint8_t isTBuf, uint8_t num, uint64_t addr, uint32_t bytes) {

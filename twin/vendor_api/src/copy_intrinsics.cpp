@@ -35,8 +35,10 @@ void In(const char* intrinsic, uint8_t* ub, const uint8_t* gm, const Bursts& b, 
     CheckGm(intrinsic, "src", gm, b.GmSpan());
     CheckUbAligned(intrinsic, "dst", ub, b.UbSpan());
     Core& c = Cur();
+    Instr in = c.order.Issue(kPipeMte2, intrinsic);
     for (uint16_t i = 0; i < b.n; ++i) {
         uint8_t* to = ub + i * b.ubStep;
+        c.order.Touch(in, "dst", uint64_t(to - c.ub), b.ubBurst, true);
         // What the padding does not define stays undefined on the hardware: poisoned (NaN for
         // float types), so a kernel that reads it fails its comparison.
         std::memset(to, 0xff, b.ubBurst);
@@ -51,8 +53,13 @@ void Out(const char* intrinsic, uint8_t* gm, const uint8_t* ub, const Bursts& b)
     if (b.n == 0 || b.burst == 0) return;
     CheckUbAligned(intrinsic, "src", ub, b.UbSpan());
     CheckGm(intrinsic, "dst", gm, b.GmSpan());
-    for (uint16_t i = 0; i < b.n; ++i) std::memcpy(gm + i * b.gmStep, ub + i * b.ubStep, b.burst);
-    Cur().gmWritten += uint64_t(b.n) * b.burst;
+    Core& c = Cur();
+    Instr in = c.order.Issue(kPipeMte3, intrinsic);
+    for (uint16_t i = 0; i < b.n; ++i) {
+        c.order.Touch(in, "src", uint64_t(ub + i * b.ubStep - c.ub), b.burst, false);
+        std::memcpy(gm + i * b.gmStep, ub + i * b.ubStep, b.burst);
+    }
+    c.gmWritten += uint64_t(b.n) * b.burst;
 }
 
 void PadIn(const char* intrinsic, void* ub, void* gm, uint16_t nBurst, uint32_t lenBurst, uint8_t leftPad, uint8_t rightPad,

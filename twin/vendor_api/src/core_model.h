@@ -9,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "cce_intrinsic_names.h"
+#include "pipe_order.h"
 
 namespace airfuse_vendor_twin {
 
@@ -39,12 +41,28 @@ struct Core {
     uint64_t maskHigh = ~uint64_t(0), maskLow = ~uint64_t(0);
     bool counterMode = false;
     uint64_t padValue = 0;  // set_mov_pad_val: the bit pattern DataCopyPad pads with
+    uint64_t accumulator = 0;  // vcadd in accumulate mode: the sum's bits, read by get_acc_val
+    uint8_t* gatherSource = nullptr;  // SetModelGatherbSrc0Tensor: vgather's source, host address
+    uint32_t gatherSourceLength = 0;
     uint64_t gmRead = 0, gmWritten = 0;
     // set_flag/wait_flag: one flag per (source pipe, destination pipe, event id).
     bool flags[16][16][8] = {};
+    PipeOrder order;
+    Instr accumulatorWriter{kPipeV, 0, nullptr};  // the vcadd whose sum get_acc_val reads
 };
 
 Core& Cur();
+
+// Mutation testing (twin_drop_sync, launch.cpp): the `index`-th set_flag from -> to of the
+// following launches is dropped with the wait_flag that consumes it, or the `index`-th
+// pipe_barrier of `from` (to = PIPE_ALL marks a barrier), as if deleted from the kernel.
+struct DroppedSync {
+    bool active = false;
+    pipe_t from = PIPE_S, to = PIPE_S;
+    int64_t index = 0, seen = 0;
+    bool pending[8] = {};  // a dropped set's event id, whose next wait is dropped too
+};
+extern DroppedSync gDropped;
 
 // `bytes` at `p` lie in the unified buffer (returns the offset) or in one GM buffer of the launch.
 uint64_t CheckUb(const char* intrinsic, const char* operand, const void* p, uint64_t bytes);

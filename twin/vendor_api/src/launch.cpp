@@ -10,6 +10,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include "chip.h"
 #include "core_model.h"
 #include "kernel_fp16.h"
@@ -103,6 +104,7 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
     for (int i = 0; i < nargs; ++i)
         if (args[i] && sizes[i]) gm.push_back({names[i], args[i], sizes[i]});
     uint64_t read = 0, written = 0;
+    gDropped.seen = 0;
     for (uint32_t b = 0; b < blockDim; ++b) {
         gCore = Core{};
         gCore.kernel = kernel;
@@ -122,6 +124,34 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
     }
     *bytesRead = read;
     *bytesWritten = written;
+    return 0;
+}
+
+// Mutation test: the following launches run as if the `index`-th (0-based, over the launch's
+// blocks in order) set_flag of `event` ("MTE2_V", "V_MTE3", ...: source and destination pipe)
+// with the wait_flag consuming it, or the `index`-th pipe_barrier of `event` ("PIPE_V", ...), were
+// deleted; "" restores them. Returns 0, or 1 for a name it does not know.
+extern "C" int twin_drop_sync(const char* event, int64_t index) {
+    static const struct {
+        const char* name;
+        pipe_t pipe;
+    } pipes[] = {{"S", PIPE_S}, {"V", PIPE_V}, {"MTE2", PIPE_MTE2}, {"MTE3", PIPE_MTE3}};
+    gDropped = DroppedSync{};
+    std::string e = event;
+    if (e.empty()) return 0;
+    auto find = [&](const std::string& n, pipe_t& out) {
+        for (const auto& p : pipes)
+            if (n == p.name) return out = p.pipe, true;
+        return false;
+    };
+    pipe_t from, to = PIPE_ALL;
+    size_t cut = e.find('_');
+    bool ok = e.rfind("PIPE_", 0) == 0 ? find(e.substr(5), from) : cut != std::string::npos && find(e.substr(0, cut), from) && find(e.substr(cut + 1), to);
+    if (!ok) return 1;
+    gDropped.active = true;
+    gDropped.from = from;
+    gDropped.to = to;
+    gDropped.index = index;
     return 0;
 }
 

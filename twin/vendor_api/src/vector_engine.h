@@ -17,11 +17,13 @@ struct VecOperand {
     uint32_t elemBytes;
     uint32_t blockStride;   // 32 B units
     uint32_t repeatStride;  // 32 B units
+    bool written;           // the destination (the V pipe's ordering checks, pipe_order.h)
 };
 
-// Calls fn(r, i, address of element i of repeat r in each operand) for every active element.
+// Issues the instruction on the V pipe and calls fn(repeat, the address of the element in each
+// operand) for every active element, repeat by repeat; returns the instruction.
 template <size_t N, typename Fn>
-void ForEachActive(const char* intrinsic, uint8_t repeat, const VecOperand (&ops)[N], Fn fn) {
+Instr ForEachActive(const char* intrinsic, uint8_t repeat, const VecOperand (&ops)[N], Fn fn) {
     Core& c = Cur();
     uint32_t widest = 0;
     for (const VecOperand& o : ops) widest = o.elemBytes > widest ? o.elemBytes : widest;
@@ -39,6 +41,7 @@ void ForEachActive(const char* intrinsic, uint8_t repeat, const VecOperand (&ops
         count = c.maskLow;
         repeats = (count + perRepeat - 1) / perRepeat;
     }
+    Instr in = c.order.Issue(kPipeV, intrinsic);
     uint8_t* at[N];
     for (uint64_t r = 0; r < repeats; ++r)
         for (uint32_t i = 0; i < perRepeat; ++i) {
@@ -54,8 +57,12 @@ void ForEachActive(const char* intrinsic, uint8_t repeat, const VecOperand (&ops
                 if (at[k] + o.elemBytes > c.ub + c.ubBytes)
                     Fail(intrinsic, Fmt("%s: element %u of repeat %llu lies past the unified buffer", o.name, i, (unsigned long long)r));
             }
-            fn(at);
+            for (int pass = 0; pass < 2; ++pass)  // an element's operands are read before its result is written
+                for (size_t k = 0; k < N; ++k)
+                    if (ops[k].written == (pass == 1)) c.order.Touch(in, ops[k].name, uint64_t(at[k] - c.ub), ops[k].elemBytes, ops[k].written);
+            fn(r, at);
         }
+    return in;
 }
 
 template <typename T> T Load(const uint8_t* p) {

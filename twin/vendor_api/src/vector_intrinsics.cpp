@@ -42,16 +42,23 @@ f16 FloatToHalfRintSaturating(float v) {
 template <typename T, typename Op>
 void Binary(const char* name, void* dst, void* src0, void* src1, uint8_t repeat, uint8_t dstBlk, uint8_t src0Blk, uint8_t src1Blk,
             uint8_t dstRep, uint8_t src0Rep, uint8_t src1Rep, Op op) {
-    VecOperand ops[3] = {{"dst", static_cast<uint8_t*>(dst), sizeof(T), dstBlk, dstRep},
-                         {"src0", static_cast<uint8_t*>(src0), sizeof(T), src0Blk, src0Rep},
-                         {"src1", static_cast<uint8_t*>(src1), sizeof(T), src1Blk, src1Rep}};
-    ForEachActive(name, repeat, ops, [&](uint8_t* const* at) { Store<T>(at[0], op(Load<T>(at[1]), Load<T>(at[2]))); });
+    VecOperand ops[3] = {{"dst", static_cast<uint8_t*>(dst), sizeof(T), dstBlk, dstRep, true},
+                         {"src0", static_cast<uint8_t*>(src0), sizeof(T), src0Blk, src0Rep, false},
+                         {"src1", static_cast<uint8_t*>(src1), sizeof(T), src1Blk, src1Rep, false}};
+    ForEachActive(name, repeat, ops, [&](uint64_t, uint8_t* const* at) { Store<T>(at[0], op(Load<T>(at[1]), Load<T>(at[2]))); });
+}
+
+// dst = op(src) elementwise, or op(src, dst) when `readsDst` (vaxpy).
+template <typename T, typename Op>
+void Unary(const char* name, void* dst, void* src, uint8_t repeat, uint16_t dstBlk, uint16_t srcBlk, uint16_t dstRep, uint16_t srcRep, Op op) {
+    VecOperand ops[2] = {{"dst", static_cast<uint8_t*>(dst), sizeof(T), dstBlk, dstRep, true}, {"src", static_cast<uint8_t*>(src), sizeof(T), srcBlk, srcRep, false}};
+    ForEachActive(name, repeat, ops, [&](uint64_t, uint8_t* const* at) { Store<T>(at[0], op(Load<T>(at[1]), Load<T>(at[0]))); });
 }
 
 template <typename D, typename S, typename Conv>
 void Convert(const char* name, void* dst, void* src, uint8_t repeat, uint16_t dstBlk, uint16_t srcBlk, uint8_t dstRep, uint8_t srcRep, Conv conv) {
-    VecOperand ops[2] = {{"dst", static_cast<uint8_t*>(dst), sizeof(D), dstBlk, dstRep}, {"src", static_cast<uint8_t*>(src), sizeof(S), srcBlk, srcRep}};
-    ForEachActive(name, repeat, ops, [&](uint8_t* const* at) { Store<D>(at[0], conv(Load<S>(at[1]))); });
+    VecOperand ops[2] = {{"dst", static_cast<uint8_t*>(dst), sizeof(D), dstBlk, dstRep, true}, {"src", static_cast<uint8_t*>(src), sizeof(S), srcBlk, srcRep, false}};
+    ForEachActive(name, repeat, ops, [&](uint64_t, uint8_t* const* at) { Store<D>(at[0], conv(Load<S>(at[1]))); });
 }
 }  // namespace
 
@@ -62,6 +69,37 @@ void Convert(const char* name, void* dst, void* src, uint8_t repeat, uint16_t ds
     }
 AIRFUSE_BINARY(vadd, float, float, a + b)
 AIRFUSE_BINARY(vadd, half, f16, f16(float(a) + float(b)))
+AIRFUSE_BINARY(vmul, float, float, a * b)
+AIRFUSE_BINARY(vdiv, float, float, a / b)
+
+// With a scalar operand (kernel_operator_vec_binary_scalar_impl.h: vadds, vmuls).
+#define AIRFUSE_SCALAR(name, T, expr)                                                                                         \
+    void name(T* dst, T* src, T s, uint8_t repeat, uint16_t dstBlk, uint16_t srcBlk, uint16_t dstRep, uint16_t srcRep) {       \
+        Unary<T>(#name, dst, src, repeat, dstBlk, srcBlk, dstRep, srcRep, [s](T a, T) { return expr; });                        \
+    }
+AIRFUSE_SCALAR(vadds, float, a + s)
+AIRFUSE_SCALAR(vmuls, float, a * s)
+
+// vaxpy (kernel_operator_vec_ternary_scalar_impl.h, Axpy.md): dst = src * scalar + dst, the
+// product rounded before the sum (home-made reading: the doc does not say it is fused).
+void vaxpy(float* dst, float* src, float s, uint8_t repeat, uint16_t dstBlk, uint16_t srcBlk, uint8_t dstRep, uint8_t srcRep) {
+    Unary<float>("vaxpy", dst, src, repeat, dstBlk, srcBlk, dstRep, srcRep, [s](float a, float d) {
+        volatile float product = a * s;  // no contraction into a fused multiply-add
+        return product + d;
+    });
+}
+
+// vsqrt (kernel_operator_vec_unary_impl.h): IEEE square root.
+void vsqrt(float* dst, float* src, uint8_t repeat, uint16_t dstBlk, uint16_t srcBlk, uint8_t dstRep, uint8_t srcRep) {
+    Unary<float>("vsqrt", dst, src, repeat, dstBlk, srcBlk, dstRep, srcRep, [](float a, float) { return std::sqrt(a); });
+}
+
+// vector_dup (kernel_operator_vec_duplicate_impl.h: vector_dup(dst, scalar, repeat, dstBlkStride, 1,
+// dstRepStride, 0)): every active element of dst takes the scalar.
+void vector_dup(float* dst, float s, uint8_t repeat, uint16_t dstBlk, uint16_t, uint8_t dstRep, uint8_t) {
+    VecOperand ops[1] = {{"dst", reinterpret_cast<uint8_t*>(dst), sizeof(float), dstBlk, dstRep, true}};
+    ForEachActive("vector_dup", repeat, ops, [s](uint64_t, uint8_t* const* at) { Store<float>(at[0], s); });
+}
 
 #define AIRFUSE_CONVERT(name, D, S, DU, SU, expr)                                                                            \
     void name(D* dst, S* src, uint8_t repeat, uint16_t dstBlk, uint16_t srcBlk, uint8_t dstRep, uint8_t srcRep) {             \
