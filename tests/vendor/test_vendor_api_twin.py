@@ -10,7 +10,8 @@ import torch
 
 from airfuse import twin
 
-# The kernels the vendor-API twin builds (twin/vendor_api/build.cmake VENDOR_TWIN_KERNELS): add, rms_norm.
+# The kernels the vendor-API twin builds (twin/vendor_api/build.cmake VENDOR_TWIN_KERNELS): add,
+# rms_norm, add_rms_norm.
 ADD_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # Element counts: under one 32 B block, one core's partial tile, the half/bf16 grouped single
 # tile, several cores with an unaligned tail.
@@ -75,6 +76,18 @@ def test_rms_norm_is_bitwise_equal_on_both_twins(vendor_api_twin, x_dtype, gamma
     home = twin.rms_norm(x, gamma, 1e-6)
     with vendor_api_twin():
         vendor = twin.rms_norm(x, gamma, 1e-6)
+    _same_launch(home, vendor)
+
+
+@pytest.mark.parametrize("x_dtype,gamma_dtype", RMS_NORM_COMBOS, ids=str)
+@pytest.mark.parametrize("shape", [(3, 7), (8, 4096), (2, 12000), (1, 65536)], ids=str)
+def test_add_rms_norm_is_bitwise_equal_on_both_twins(vendor_api_twin, x_dtype, gamma_dtype, shape):
+    g = torch.Generator().manual_seed(5)
+    x1, x2 = ((torch.randn(shape, generator=g) * 2).to(x_dtype) for _ in range(2))
+    gamma = torch.randn(shape[-1], generator=g).to(gamma_dtype)
+    home = twin.add_rms_norm(x1, x2, gamma, 1e-6)
+    with vendor_api_twin():
+        vendor = twin.add_rms_norm(x1, x2, gamma, 1e-6)
     _same_launch(home, vendor)
 
 
