@@ -11,7 +11,7 @@ import torch
 from airfuse import twin
 
 # The kernels the vendor-API twin builds (twin/vendor_api/build.cmake VENDOR_TWIN_KERNELS): add,
-# rms_norm, add_rms_norm.
+# rms_norm, add_rms_norm and the activations.
 ADD_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # Element counts: under one 32 B block, one core's partial tile, the half/bf16 grouped single
 # tile, several cores with an unaligned tail.
@@ -88,6 +88,34 @@ def test_add_rms_norm_is_bitwise_equal_on_both_twins(vendor_api_twin, x_dtype, g
     home = twin.add_rms_norm(x1, x2, gamma, 1e-6)
     with vendor_api_twin():
         vendor = twin.add_rms_norm(x1, x2, gamma, 1e-6)
+    _same_launch(home, vendor)
+
+
+# The activation kernels (kernels/act_kernel.h), each launcher with its inputs for [rows, cols]
+# (swiglu's x holds both halves, so 2 * cols).
+ACTIVATIONS = {
+    "silu_mul": lambda t, r, c: twin.silu_mul(t(r, c), t(r, c)),
+    "silu_mul_backward": lambda t, r, c: twin.silu_mul_backward(t(r, c), t(r, c), t(r, c)),
+    "swiglu": lambda t, r, c: twin.swiglu(t(r, 2 * c)),
+    "swiglu_backward": lambda t, r, c: twin.swiglu_backward(t(r, c), t(r, 2 * c)),
+    "gelu_tanh": lambda t, r, c: twin.gelu(t(r, c), "tanh"),
+    "gelu_none": lambda t, r, c: twin.gelu(t(r, c), "none"),
+    "gelu_backward_tanh": lambda t, r, c: twin.gelu_backward(t(r, c), t(r, c), "tanh"),
+    "gelu_backward_none": lambda t, r, c: twin.gelu_backward(t(r, c), t(r, c), "none"),
+}
+
+
+@pytest.mark.parametrize("dtype", ADD_DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(3, 5), (4, 1000), (2, 20000)], ids=str)
+@pytest.mark.parametrize("op", list(ACTIVATIONS))
+def test_activations_are_bitwise_equal_on_both_twins(vendor_api_twin, op, dtype, shape):
+    def inputs():
+        g = torch.Generator().manual_seed(7)
+        return lambda r, c: (torch.randn(r, c, generator=g) * 3).to(dtype)
+
+    home = ACTIVATIONS[op](inputs(), *shape)
+    with vendor_api_twin():
+        vendor = ACTIVATIONS[op](inputs(), *shape)
     _same_launch(home, vendor)
 
 

@@ -67,8 +67,10 @@ AIRFUSE_ALIGN_COPIES(32)
               uint8_t src1BlockStride, uint8_t dstRepeatStride, uint8_t src0RepeatStride, uint8_t src1RepeatStride);
 #define AIRFUSE_VECTOR_BINARY_TYPES(name) AIRFUSE_VECTOR_BINARY(name, float) AIRFUSE_VECTOR_BINARY(name, half)
 AIRFUSE_VECTOR_BINARY_TYPES(vadd)
+AIRFUSE_VECTOR_BINARY(vsub, float)
 AIRFUSE_VECTOR_BINARY(vmul, float)
 AIRFUSE_VECTOR_BINARY(vdiv, float)
+AIRFUSE_VECTOR_BINARY(vmadd, float)
 #undef AIRFUSE_VECTOR_BINARY_TYPES
 #undef AIRFUSE_VECTOR_BINARY
 
@@ -79,7 +81,13 @@ void vmuls(float* dst, float* src, float scalar, uint8_t repeat, uint16_t dstBlo
            uint16_t srcRepeatStride);
 void vaxpy(float* dst, float* src, float scalar, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride,
            uint8_t srcRepeatStride);
+void vmaxs(float* dst, float* src, float scalar, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride,
+           uint8_t srcRepeatStride, bool flag0, bool flag1);
+void vmins(float* dst, float* src, float scalar, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride,
+           uint8_t srcRepeatStride, bool flag0, bool flag1);
 void vsqrt(float* dst, float* src, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride, uint8_t srcRepeatStride);
+void vexp(float* dst, float* src, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride, uint8_t srcRepeatStride);
+void vabs(float* dst, float* src, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride, uint8_t srcRepeatStride);
 void vector_dup(float* dst, float scalar, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride,
                 uint8_t srcRepeatStride);
 // Reductions and data rearrangement (src/reduce_intrinsics.cpp).

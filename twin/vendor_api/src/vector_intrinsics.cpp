@@ -69,8 +69,22 @@ void Convert(const char* name, void* dst, void* src, uint8_t repeat, uint16_t ds
     }
 AIRFUSE_BINARY(vadd, float, float, a + b)
 AIRFUSE_BINARY(vadd, half, f16, f16(float(a) + float(b)))
+AIRFUSE_BINARY(vsub, float, float, a - b)
 AIRFUSE_BINARY(vmul, float, float, a * b)
 AIRFUSE_BINARY(vdiv, float, float, a / b)
+
+// vmadd (FusedMulAddImpl, FusedMulAdd.md): dst = src0 * dst + src1, the product rounded before the
+// sum (home-made reading: the doc does not say it is fused).
+void vmadd(float* dst, float* src0, float* src1, uint8_t repeat, uint8_t dstBlk, uint8_t src0Blk, uint8_t src1Blk, uint8_t dstRep, uint8_t src0Rep,
+           uint8_t src1Rep) {
+    VecOperand ops[3] = {{"dst", reinterpret_cast<uint8_t*>(dst), 4, dstBlk, dstRep, true},
+                         {"src0", reinterpret_cast<uint8_t*>(src0), 4, src0Blk, src0Rep, false},
+                         {"src1", reinterpret_cast<uint8_t*>(src1), 4, src1Blk, src1Rep, false}};
+    ForEachActive("vmadd", repeat, ops, [](uint64_t, uint8_t* const* at) {
+        volatile float product = Load<float>(at[1]) * Load<float>(at[0]);  // no contraction into a fused multiply-add
+        Store<float>(at[0], product + Load<float>(at[2]));
+    });
+}
 
 // With a scalar operand (kernel_operator_vec_binary_scalar_impl.h: vadds, vmuls).
 #define AIRFUSE_SCALAR(name, T, expr)                                                                                         \
@@ -79,6 +93,18 @@ AIRFUSE_BINARY(vdiv, float, float, a / b)
     }
 AIRFUSE_SCALAR(vadds, float, a + s)
 AIRFUSE_SCALAR(vmuls, float, a * s)
+
+// vmaxs / vmins (MaxsImpl / MinsImpl, which pass two trailing flags false): the docs leave NaN
+// operands open; NaN propagates (home-made reading, twin/include/twin/vector.h Maxs/Mins).
+static float NanMax(float x, float y) { return std::isnan(x) || std::isnan(y) ? NAN : (x > y ? x : y); }
+#define AIRFUSE_MAX_MIN(name, expr)                                                                                             \
+    void name(float* dst, float* src, float s, uint8_t repeat, uint16_t dstBlk, uint16_t srcBlk, uint8_t dstRep, uint8_t srcRep, bool flag0, \
+              bool flag1) {                                                                                                     \
+        if (flag0 || flag1) Fail(#name, "its trailing flags set are not modelled (MaxsImpl / MinsImpl pass false)");            \
+        Unary<float>(#name, dst, src, repeat, dstBlk, srcBlk, dstRep, srcRep, [s](float a, float) { return expr; });             \
+    }
+AIRFUSE_MAX_MIN(vmaxs, NanMax(a, s))
+AIRFUSE_MAX_MIN(vmins, -NanMax(-a, -s))
 
 // vaxpy (kernel_operator_vec_ternary_scalar_impl.h, Axpy.md): dst = src * scalar + dst, the
 // product rounded before the sum (home-made reading: the doc does not say it is fused).
@@ -89,10 +115,15 @@ void vaxpy(float* dst, float* src, float s, uint8_t repeat, uint16_t dstBlk, uin
     });
 }
 
-// vsqrt (kernel_operator_vec_unary_impl.h): IEEE square root.
-void vsqrt(float* dst, float* src, uint8_t repeat, uint16_t dstBlk, uint16_t srcBlk, uint8_t dstRep, uint8_t srcRep) {
-    Unary<float>("vsqrt", dst, src, repeat, dstBlk, srcBlk, dstRep, srcRep, [](float a, float) { return std::sqrt(a); });
-}
+// vsqrt, vexp, vabs (kernel_operator_vec_unary_impl.h): IEEE square root, the host's expf (the
+// NPU's approximate exponential is not modelled, as in the home-made twin), absolute value.
+#define AIRFUSE_UNARY(name, expr)                                                                                           \
+    void name(float* dst, float* src, uint8_t repeat, uint16_t dstBlk, uint16_t srcBlk, uint8_t dstRep, uint8_t srcRep) {    \
+        Unary<float>(#name, dst, src, repeat, dstBlk, srcBlk, dstRep, srcRep, [](float a, float) { return expr; });           \
+    }
+AIRFUSE_UNARY(vsqrt, std::sqrt(a))
+AIRFUSE_UNARY(vexp, std::exp(a))
+AIRFUSE_UNARY(vabs, std::fabs(a))
 
 // vector_dup (kernel_operator_vec_duplicate_impl.h: vector_dup(dst, scalar, repeat, dstBlkStride, 1,
 // dstRepStride, 0)): every active element of dst takes the scalar.
