@@ -11,7 +11,7 @@ import torch
 from airfuse import twin
 
 # The kernels the vendor-API twin builds (twin/vendor_api/build.cmake VENDOR_TWIN_KERNELS): add,
-# rms_norm, add_rms_norm and the activations.
+# rms_norm, add_rms_norm, the activations and rope.
 ADD_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # Element counts: under one 32 B block, one core's partial tile, the half/bf16 grouped single
 # tile, several cores with an unaligned tail.
@@ -116,6 +116,27 @@ def test_activations_are_bitwise_equal_on_both_twins(vendor_api_twin, op, dtype,
     home = ACTIVATIONS[op](inputs(), *shape)
     with vendor_api_twin():
         vendor = ACTIVATIONS[op](inputs(), *shape)
+    _same_launch(home, vendor)
+
+
+# rope's (x shape, cos/sin shape): tables per position, per batch and position, two broadcast
+# groups, decode, and odd shapes (tests/kernels/test_twin_rope.py has the layouts).
+ROPE_SHAPES = [((2, 8, 16, 128), (1, 1, 16, 128)), ((2, 16, 8, 64), (2, 16, 1, 64)), ((2, 16, 8, 128), (1, 16, 1, 128)),
+               ((1, 32, 1, 128), (1, 1, 1, 128)), ((3, 6), (3, 6)), ((7, 1, 3, 34), (1, 1, 3, 34))]
+
+
+@pytest.mark.parametrize("x_dtype,table_dtype", RMS_NORM_COMBOS, ids=str)
+@pytest.mark.parametrize("x_shape,table_shape", ROPE_SHAPES, ids=str)
+@pytest.mark.parametrize("mode", ["half", "interleave"])
+@pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
+def test_rope_is_bitwise_equal_on_both_twins(vendor_api_twin, x_dtype, table_dtype, x_shape, table_shape, mode, backward):
+    g = torch.Generator().manual_seed(9)
+    x = torch.randn(x_shape, generator=g).to(x_dtype)
+    cos, sin = (torch.randn(table_shape, generator=g).to(table_dtype) for _ in range(2))
+    run = twin.rope_backward if backward else twin.rope
+    home = run(x, cos, sin, mode)
+    with vendor_api_twin():
+        vendor = run(x, cos, sin, mode)
     _same_launch(home, vendor)
 
 

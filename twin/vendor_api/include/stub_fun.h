@@ -90,6 +90,8 @@ void vexp(float* dst, float* src, uint8_t repeat, uint16_t dstBlockStride, uint1
 void vabs(float* dst, float* src, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride, uint8_t srcRepeatStride);
 void vector_dup(float* dst, float scalar, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride,
                 uint8_t srcRepeatStride);
+void vector_dup(uint32_t* dst, uint32_t scalar, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride,
+                uint8_t srcRepeatStride);
 // Reductions and data rearrangement (src/reduce_intrinsics.cpp).
 void vcadd(float* dst, float* src, uint8_t repeat, uint16_t dstRepeatStride, uint16_t srcBlockStride, uint16_t srcRepeatStride, uint8_t accumulate);
 int64_t get_acc_val();
@@ -104,6 +106,9 @@ AIRFUSE_VECTOR_CONVERT(vconv_bf162f32, float, bfloat16_t)
 AIRFUSE_VECTOR_CONVERT(vconv_f322f16, half, float)
 AIRFUSE_VECTOR_CONVERT(vconv_f322f16r, half, float)
 AIRFUSE_VECTOR_CONVERT(vconv_f322bf16r, bfloat16_t, float)
+AIRFUSE_VECTOR_CONVERT(vconv_f322s32f, int32_t, float)
+AIRFUSE_VECTOR_CONVERT(vconv_f322s32r, int32_t, float)
+AIRFUSE_VECTOR_CONVERT(vconv_s322f32, float, int32_t)
 #undef AIRFUSE_VECTOR_CONVERT
 
 // ---- CPU-debug bookkeeping of TPipe / TQue (impl/basic_api/kernel_tpipe_impl.h, kernel_tquebind_impl.h) ----

@@ -34,6 +34,8 @@ uint16_t FloatToBf16RintSaturating(float f) {
     return uint16_t(r);
 }
 
+int32_t SaturateToInt32(double v) { return v >= 2147483647.0 ? INT32_MAX : (v <= -2147483648.0 ? INT32_MIN : int32_t(v)); }
+
 f16 FloatToHalfRintSaturating(float v) {
     if (std::isfinite(v)) v = v > 65504.0f ? 65504.0f : (v < -65504.0f ? -65504.0f : v);
     return f16(v);
@@ -127,10 +129,12 @@ AIRFUSE_UNARY(vabs, std::fabs(a))
 
 // vector_dup (kernel_operator_vec_duplicate_impl.h: vector_dup(dst, scalar, repeat, dstBlkStride, 1,
 // dstRepStride, 0)): every active element of dst takes the scalar.
-void vector_dup(float* dst, float s, uint8_t repeat, uint16_t dstBlk, uint16_t, uint8_t dstRep, uint8_t) {
-    VecOperand ops[1] = {{"dst", reinterpret_cast<uint8_t*>(dst), sizeof(float), dstBlk, dstRep, true}};
-    ForEachActive("vector_dup", repeat, ops, [s](uint64_t, uint8_t* const* at) { Store<float>(at[0], s); });
+template <typename T> void Dup(T* dst, T s, uint8_t repeat, uint16_t dstBlk, uint8_t dstRep) {
+    VecOperand ops[1] = {{"dst", reinterpret_cast<uint8_t*>(dst), sizeof(T), dstBlk, dstRep, true}};
+    ForEachActive("vector_dup", repeat, ops, [s](uint64_t, uint8_t* const* at) { Store<T>(at[0], s); });
 }
+void vector_dup(float* dst, float s, uint8_t repeat, uint16_t dstBlk, uint16_t, uint8_t dstRep, uint8_t) { Dup(dst, s, repeat, dstBlk, dstRep); }
+void vector_dup(uint32_t* dst, uint32_t s, uint8_t repeat, uint16_t dstBlk, uint16_t, uint8_t dstRep, uint8_t) { Dup(dst, s, repeat, dstBlk, dstRep); }
 
 #define AIRFUSE_CONVERT(name, D, S, DU, SU, expr)                                                                            \
     void name(D* dst, S* src, uint8_t repeat, uint16_t dstBlk, uint16_t srcBlk, uint8_t dstRep, uint8_t srcRep) {             \
@@ -141,3 +145,8 @@ AIRFUSE_CONVERT(vconv_bf162f32, float, bfloat16_t, float, uint16_t, Bf16ToFloat(
 AIRFUSE_CONVERT(vconv_f322f16, half, float, f16, float, FloatToHalfRintSaturating(v))
 AIRFUSE_CONVERT(vconv_f322f16r, half, float, f16, float, FloatToHalfRintSaturating(v))
 AIRFUSE_CONVERT(vconv_f322bf16r, bfloat16_t, float, uint16_t, float, FloatToBf16RintSaturating(v))
+// float <-> int32 (Cast CAST_FLOOR / CAST_RINT to int32, CAST_NONE back): out-of-range values
+// saturate (home-made reading of Cast.md, twin/include/twin/vector.h Cast).
+AIRFUSE_CONVERT(vconv_f322s32f, int32_t, float, int32_t, float, SaturateToInt32(std::floor(double(v))))
+AIRFUSE_CONVERT(vconv_f322s32r, int32_t, float, int32_t, float, SaturateToInt32(std::nearbyint(double(v))))
+AIRFUSE_CONVERT(vconv_s322f32, float, int32_t, float, int32_t, float(v))
