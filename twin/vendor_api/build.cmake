@@ -19,7 +19,7 @@ set(CPUDEBUG ${CANN_ROOT}/asc-tools/cpudebug)
 # The kernels whose every reached intrinsic the model implements; the others join as it grows
 # (intrinsics it lacks stop a launch naming them, so a kernel listed too early fails its test).
 set(VENDOR_TWIN_KERNELS add.cpp rms_norm.cpp add_rms_norm.cpp silu_mul.cpp silu_mul_grad.cpp swiglu.cpp swiglu_grad.cpp gelu.cpp gelu_grad.cpp
-    rope.cpp rope_grad.cpp)
+    rope.cpp rope_grad.cpp rms_norm_grad.cpp)
 
 # The CPU-debug branch for the 910B vector core, as kernels.cmake compiles it; the twin's own
 # stub_fun.h comes before vendor_check's.

@@ -96,6 +96,19 @@ void vmadd(float* dst, float* src0, float* src1, uint8_t repeat, uint8_t dstBlk,
 AIRFUSE_SCALAR(vadds, float, a + s)
 AIRFUSE_SCALAR(vmuls, float, a * s)
 
+// vmla (MulAddDstIntrinsicsImpl, MulAddDst.md): dst = src0 * src1 + dst, the product rounded
+// before the sum (home-made reading, as vmadd).
+void vmla(float* dst, float* src0, float* src1, uint8_t repeat, uint8_t dstBlk, uint8_t src0Blk, uint8_t src1Blk, uint8_t dstRep, uint8_t src0Rep,
+          uint8_t src1Rep) {
+    VecOperand ops[3] = {{"dst", reinterpret_cast<uint8_t*>(dst), 4, dstBlk, dstRep, true},
+                         {"src0", reinterpret_cast<uint8_t*>(src0), 4, src0Blk, src0Rep, false},
+                         {"src1", reinterpret_cast<uint8_t*>(src1), 4, src1Blk, src1Rep, false}};
+    ForEachActive("vmla", repeat, ops, [](uint64_t, uint8_t* const* at) {
+        volatile float product = Load<float>(at[1]) * Load<float>(at[2]);  // no contraction into a fused multiply-add
+        Store<float>(at[0], product + Load<float>(at[0]));
+    });
+}
+
 // vmaxs / vmins (MaxsImpl / MinsImpl, which pass two trailing flags false): the docs leave NaN
 // operands open; NaN propagates (home-made reading, twin/include/twin/vector.h Maxs/Mins).
 static float NanMax(float x, float y) { return std::isnan(x) || std::isnan(y) ? NAN : (x > y ? x : y); }
