@@ -24,6 +24,11 @@ from . import libraries
 from .ops import ALL_OPS
 
 DEFAULT_LIB = libraries.build_dir() / "libairfuse_twin.so"
+# The vendor-API twin (twin/vendor_api/README.md): the kernels compiled against CANN's real headers
+# over airfuse's model of the AI core, built by `make vendor-build` where CANN's open-source tree is
+# found. Same C entry points; no cost model, sync-site mutations or count-only mode yet.
+VENDOR_API_LIB = libraries.build_dir() / "vendor_check" / "vendor_api_twin" / "libairfuse_vendor_twin.so"
+_selected_lib = DEFAULT_LIB
 DEFAULT_CHIP = "Ascend910B2"
 MAX_BLOCK_DIM = 65535  # the largest block_dim a launch takes (CANN's limit)
 
@@ -54,20 +59,52 @@ class Launch:
     bytes_read: int
     bytes_written: int
     workspace_bytes: int
-    cost: Cost
+    cost: Cost | None  # None on the vendor-API twin (no cost model yet)
 
 
 class Counts(NamedTuple):
     bytes_read: int
     bytes_written: int
-    cost: Cost
+    cost: Cost | None
+
+
+def library() -> ctypes.CDLL:
+    """The twin library launches run on: the home-made twin, or inside :func:`vendor_api_twin` the vendor-API twin."""
+    return _load(_selected_lib)
+
+
+@contextlib.contextmanager
+def vendor_api_twin():
+    """Launches (and tilings) inside run on the vendor-API twin instead of the home-made one."""
+    global _selected_lib
+    previous, _selected_lib = _selected_lib, VENDOR_API_LIB
+    try:
+        yield
+    finally:
+        _selected_lib = previous
+
+
+@contextlib.contextmanager
+def vendor_sync_dropped(event: str, index: int = 0):
+    """On the vendor-API twin, launches inside run as if the ``index``-th (0-based, over the
+    launch's blocks in order) ``set_flag`` of ``event`` ("MTE2_V", "V_MTE3", ...) and the
+    ``wait_flag`` consuming it, or the ``index``-th ``pipe_barrier`` of ``event`` ("PIPE_V"), were
+    deleted from the kernel (twin/vendor_api/src/launch.cpp twin_drop_sync)."""
+    lib = _load(VENDOR_API_LIB)
+    if lib.twin_drop_sync(event.encode(), index):
+        raise TwinError(f"vendor_sync_dropped: unknown event or pipe {event!r}")
+    try:
+        yield
+    finally:
+        lib.twin_drop_sync(b"", 0)
 
 
 @functools.cache
-def library() -> ctypes.CDLL:
-    if not DEFAULT_LIB.exists():
-        raise TwinError(f"twin library {DEFAULT_LIB} not found; build it with `make twin`")
-    lib = ctypes.CDLL(str(DEFAULT_LIB))
+def _load(path: Path) -> ctypes.CDLL:
+    if not path.exists():
+        build = "`make vendor-build` (with CANN's open-source tree)" if path == VENDOR_API_LIB else "`make twin`"
+        raise TwinError(f"twin library {path} not found; build it with {build}")
+    lib = ctypes.CDLL(str(path))
     u32, u64, i32, p = ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int32, ctypes.c_void_p
     lib.twin_launch.argtypes = [p, ctypes.c_char_p, ctypes.c_char_p, u32, ctypes.c_int, ctypes.POINTER(p),
                                 ctypes.POINTER(u64), ctypes.POINTER(ctypes.c_char_p), ctypes.c_int,
@@ -83,6 +120,9 @@ def library() -> ctypes.CDLL:
     lib.twin_tiling_size.argtypes = [ctypes.c_char_p]
     lib.twin_tiling_size.restype = u32
     lib.twin_set_tiling_key.argtypes = [u64]
+    if path == VENDOR_API_LIB:
+        lib.twin_drop_sync.argtypes = [ctypes.c_char_p, ctypes.c_int64]
+        return lib  # the entry points below are the home-made twin's only
     lib.twin_sync_sites.argtypes = [ctypes.c_char_p, ctypes.c_int]
     lib.twin_disable_sync_site.argtypes = [ctypes.c_char_p]
     lib.twin_last_cost.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.c_int]
@@ -207,7 +247,9 @@ def cost_parameters() -> list[CostParameter]:
     return rows
 
 
-def _last_cost(lib) -> Cost:
+def _last_cost(lib) -> Cost | None:
+    if not hasattr(lib, "twin_last_cost"):
+        return None  # the vendor-API twin has no cost model yet
     out = (ctypes.c_double * 7)()
     lib.twin_last_cost(out, 7)
     pipes = dict(zip(("S", "V", "MTE2", "MTE3"), out[3:7]))

@@ -76,7 +76,11 @@ __aicore__ inline void WholeRowSums(const LocalTensor<float>& sums, const LocalT
         WholeReduceSum(scratch[i * partStride + full], src[i * stride + full * kRepeatFloats], int32_t(tail), 1, 1, 1, 8);
     }
     PipeBarrier<PIPE_V>();
-    WholeRowSums(sums, scratch, partStride, n, q, scratch[n * partStride], sumStride);
+    // The partials' own reduction needs scratch past them only when a row's partials span more
+    // than one repeat; a call within one repeat never touches its scratch, and a view at the end
+    // of `scratch` would be out of range (CANN's LocalTensor::operator[] refuses an offset at or
+    // past a tensor's end).
+    WholeRowSums(sums, scratch, partStride, n, q, q > kRepeatFloats ? scratch[n * partStride] : scratch, sumStride);
 }
 
 // sums[i * kSumStride] = sum of row i's first d floats (rows left alone), for n rows `stride`

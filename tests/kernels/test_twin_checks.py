@@ -74,6 +74,7 @@ CASES = [
                                  r"DataCopy\(UB->GM\) \(MTE3\) with no ordering between them: missing MTE3 -> MTE2 ordering"),
     ("broken_missing_mte2_mte3", r"DataCopy\(UB->GM\): \(MTE3\) writes GM bytes \[0, 256\) of 'x' overwrites bytes this block is still "
                                  r"reading by DataCopy\(GM->UB\) \(MTE2\) with no ordering between them: missing MTE2 -> MTE3 ordering"),
+    ("broken_view_at_end", r"LocalTensor::operator\[\]: offset 256 is not inside the tensor's 256 elements"),
     ("broken_use_after_free", r"Muls: src tensor at UB 0 of InitBuffer #1 \(TQue<VECIN> buffer 0\) is used after TQue::FreeTensor released it"),
     ("broken_unwritten_read", r"Muls: \(V\) src UB \[0, 1024\) of InitBuffer #1 \(TQue<VECOUT> buffer 0\) reads memory never written "
                               r"since its AllocTensor"),

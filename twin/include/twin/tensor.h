@@ -40,9 +40,12 @@ public:
     // This tensor as an operand of instruction `in`, over its first `bytes` bytes.
     void Access(const twin::Instr& in, const char* which, uint64_t bytes, bool write) const { in.Ub(which, off_, bytes, buf_, gen_, write); }
 
+    // The offset must lie inside the tensor, as CANN's CPU-debug check of operator[] requires
+    // (asc-devkit impl/basic_api/kernel_tensor_impl.h: dataLen > offset * sizeof(T)); a view that
+    // starts at the end is refused even if never used.
     LocalTensor operator[](uint32_t offset) const {
-        if (uint64_t(offset) * sizeof(T) > bytes_)
-            twin::Fail("LocalTensor::operator[]", twin::Fmt("offset %u beyond tensor size %u elements", offset, GetSize()));
+        if (uint64_t(offset) * sizeof(T) >= bytes_)
+            twin::Fail("LocalTensor::operator[]", twin::Fmt("offset %u is not inside the tensor's %u elements", offset, GetSize()));
         return LocalTensor(off_ + offset * sizeof(T), bytes_ - offset * sizeof(T), pos_, buf_, gen_);
     }
 

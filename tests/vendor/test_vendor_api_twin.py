@@ -1,0 +1,203 @@
+"""The vendor-API twin (twin/vendor_api/README.md) against the home-made twin (twin/README.md).
+
+The same kernel sources run on both: compiled against CANN's real Ascend C headers (CPU-debug
+branch) over airfuse's model of the AI core, and against the home-made headers. Outputs must be
+bitwise equal and the GM bytes each launch moves equal. Where `make vendor-build` found no CANN
+open-source tree the tests skip with its reason (fail under AIRFUSE_REQUIRE_CANN_OPEN=1).
+"""
+import pytest
+import torch
+
+from airfuse import twin
+
+# The kernels the vendor-API twin builds (twin/vendor_api/build.cmake VENDOR_TWIN_KERNELS): add,
+# rms_norm, add_rms_norm, the activations, rope and rms_norm_grad (on one core: blocks run one after
+# another, so its cross-core SyncAll cannot run yet).
+ADD_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+# Element counts: under one 32 B block, one core's partial tile, the half/bf16 grouped single
+# tile, several cores with an unaligned tail.
+ADD_SIZES = [5, 17, 1000, 4096 * 3 + 7, 100_003]
+
+
+@pytest.fixture(scope="module")
+def vendor_api_twin(vendor_build, vendor_part_unchecked):
+    if vendor_build.joinpath("vendor_api_twin", "state.txt").is_file():
+        vendor_part_unchecked(vendor_build.joinpath("vendor_api_twin", "state.txt").read_text().strip())
+    if not twin.VENDOR_API_LIB.is_file():
+        pytest.fail(f"{twin.VENDOR_API_LIB} was not built; run `make vendor-build`")
+    return twin.vendor_api_twin
+
+
+def _inputs(n: int, dtype, seed: int):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, generator=g) * 4
+    # Values that test rounding and saturation on the way back from float32: NaN, infinities,
+    # half's largest finite, a sum above it, and subnormals.
+    special = torch.tensor([float("nan"), float("inf"), -float("inf"), 65504.0, 60000.0, 1e-7, -3e-8, 0.0])
+    x[: min(n, special.numel())] = special[: min(n, special.numel())]
+    return x.to(dtype)
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    return t.view({1: torch.uint8, 2: torch.int16, 4: torch.int32}[t.element_size()])
+
+
+def _same_launch(home, vendor):
+    for a, b in zip(home.outputs, vendor.outputs, strict=True):
+        assert torch.equal(_bits(a), _bits(b)), f"outputs differ at {(_bits(a) != _bits(b)).nonzero()[:8].flatten().tolist()}"
+    assert (vendor.bytes_read, vendor.bytes_written) == (home.bytes_read, home.bytes_written)
+    assert vendor.block_dim == home.block_dim
+
+
+@pytest.mark.parametrize("dtype", ADD_DTYPES, ids=str)
+@pytest.mark.parametrize("n", ADD_SIZES)
+@pytest.mark.parametrize("block_dim", [0, 3])
+def test_add_is_bitwise_equal_on_both_twins(vendor_api_twin, dtype, n, block_dim):
+    x, y = _inputs(n, dtype, 1), _inputs(n, dtype, 2).flip(0)
+    home = twin.add(x, y, block_dim=block_dim)
+    with vendor_api_twin():
+        vendor = twin.add(x, y, block_dim=block_dim)
+    _same_launch(home, vendor)
+
+
+# rms_norm's dtype combinations (x, gamma) and shapes reaching its three forward strategies
+# (op_host/tiling/rms_norm.h): resident steps of rows (up to 4 x 8192 for half, 8 x 4096 for
+# float), resident chunks of one row (4 x 8192 float, 2 x 12000 half/bf16), split rows (1 x 65536).
+RMS_NORM_COMBOS = [(torch.float32, torch.float32), (torch.float16, torch.float16), (torch.float16, torch.float32),
+                   (torch.bfloat16, torch.bfloat16), (torch.bfloat16, torch.float32)]
+RMS_NORM_SHAPES = [(1, 1), (3, 7), (2, 4097), (8, 4096), (4, 8192), (2, 12000), (1, 65536)]
+
+
+@pytest.mark.parametrize("x_dtype,gamma_dtype", RMS_NORM_COMBOS, ids=str)
+@pytest.mark.parametrize("shape", RMS_NORM_SHAPES, ids=str)
+def test_rms_norm_is_bitwise_equal_on_both_twins(vendor_api_twin, x_dtype, gamma_dtype, shape):
+    g = torch.Generator().manual_seed(3)
+    x = (torch.randn(shape, generator=g) * 3).to(x_dtype)
+    gamma = torch.randn(shape[-1], generator=g).to(gamma_dtype)
+    home = twin.rms_norm(x, gamma, 1e-6)
+    with vendor_api_twin():
+        vendor = twin.rms_norm(x, gamma, 1e-6)
+    _same_launch(home, vendor)
+
+
+@pytest.mark.parametrize("x_dtype,gamma_dtype", RMS_NORM_COMBOS, ids=str)
+@pytest.mark.parametrize("shape", [(3, 7), (8, 4096), (2, 12000), (1, 65536)], ids=str)
+def test_add_rms_norm_is_bitwise_equal_on_both_twins(vendor_api_twin, x_dtype, gamma_dtype, shape):
+    g = torch.Generator().manual_seed(5)
+    x1, x2 = ((torch.randn(shape, generator=g) * 2).to(x_dtype) for _ in range(2))
+    gamma = torch.randn(shape[-1], generator=g).to(gamma_dtype)
+    home = twin.add_rms_norm(x1, x2, gamma, 1e-6)
+    with vendor_api_twin():
+        vendor = twin.add_rms_norm(x1, x2, gamma, 1e-6)
+    _same_launch(home, vendor)
+
+
+# The activation kernels (kernels/act_kernel.h), each launcher with its inputs for [rows, cols]
+# (swiglu's x holds both halves, so 2 * cols).
+ACTIVATIONS = {
+    "silu_mul": lambda t, r, c: twin.silu_mul(t(r, c), t(r, c)),
+    "silu_mul_backward": lambda t, r, c: twin.silu_mul_backward(t(r, c), t(r, c), t(r, c)),
+    "swiglu": lambda t, r, c: twin.swiglu(t(r, 2 * c)),
+    "swiglu_backward": lambda t, r, c: twin.swiglu_backward(t(r, c), t(r, 2 * c)),
+    "gelu_tanh": lambda t, r, c: twin.gelu(t(r, c), "tanh"),
+    "gelu_none": lambda t, r, c: twin.gelu(t(r, c), "none"),
+    "gelu_backward_tanh": lambda t, r, c: twin.gelu_backward(t(r, c), t(r, c), "tanh"),
+    "gelu_backward_none": lambda t, r, c: twin.gelu_backward(t(r, c), t(r, c), "none"),
+}
+
+
+@pytest.mark.parametrize("dtype", ADD_DTYPES, ids=str)
+@pytest.mark.parametrize("shape", [(3, 5), (4, 1000), (2, 20000)], ids=str)
+@pytest.mark.parametrize("op", list(ACTIVATIONS))
+def test_activations_are_bitwise_equal_on_both_twins(vendor_api_twin, op, dtype, shape):
+    def inputs():
+        g = torch.Generator().manual_seed(7)
+        return lambda r, c: (torch.randn(r, c, generator=g) * 3).to(dtype)
+
+    home = ACTIVATIONS[op](inputs(), *shape)
+    with vendor_api_twin():
+        vendor = ACTIVATIONS[op](inputs(), *shape)
+    _same_launch(home, vendor)
+
+
+# rope's (x shape, cos/sin shape): tables per position, per batch and position, two broadcast
+# groups, decode, and odd shapes (tests/kernels/test_twin_rope.py has the layouts).
+ROPE_SHAPES = [((2, 8, 16, 128), (1, 1, 16, 128)), ((2, 16, 8, 64), (2, 16, 1, 64)), ((2, 16, 8, 128), (1, 16, 1, 128)),
+               ((1, 32, 1, 128), (1, 1, 1, 128)), ((3, 6), (3, 6)), ((7, 1, 3, 34), (1, 1, 3, 34))]
+
+
+@pytest.mark.parametrize("x_dtype,table_dtype", RMS_NORM_COMBOS, ids=str)
+@pytest.mark.parametrize("x_shape,table_shape", ROPE_SHAPES, ids=str)
+@pytest.mark.parametrize("mode", ["half", "interleave"])
+@pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
+def test_rope_is_bitwise_equal_on_both_twins(vendor_api_twin, x_dtype, table_dtype, x_shape, table_shape, mode, backward):
+    g = torch.Generator().manual_seed(9)
+    x = torch.randn(x_shape, generator=g).to(x_dtype)
+    cos, sin = (torch.randn(table_shape, generator=g).to(table_dtype) for _ in range(2))
+    run = twin.rope_backward if backward else twin.rope
+    home = run(x, cos, sin, mode)
+    with vendor_api_twin():
+        vendor = run(x, cos, sin, mode)
+    _same_launch(home, vendor)
+
+
+# rms_norm_grad's (x, gamma) combinations, and shapes of its two one-core strategies: resident
+# steps of rows (3 x 7, 64 x 512, 8 x 4096) and split rows (4 x 8192, 1 x 65536).
+RMS_NORM_GRAD_COMBOS = [(torch.float32, torch.float32), (torch.float16, torch.float16), (torch.float16, torch.float32),
+                        (torch.bfloat16, torch.bfloat16), (torch.bfloat16, torch.float32)]
+
+
+@pytest.mark.parametrize("x_dtype,gamma_dtype", RMS_NORM_GRAD_COMBOS, ids=str)
+@pytest.mark.parametrize("shape", [(3, 7), (64, 512), (8, 4096), (4, 8192), (1, 65536)], ids=str)
+def test_rms_norm_grad_on_one_core_is_bitwise_equal_on_both_twins(vendor_api_twin, x_dtype, gamma_dtype, shape):
+    g = torch.Generator().manual_seed(11)
+    dy, x = (torch.randn(shape, generator=g).to(x_dtype) for _ in range(2))
+    rstd = torch.rand((*shape[:-1], 1), generator=g) + 0.5
+    gamma = torch.randn(shape[-1], generator=g).to(gamma_dtype)
+    home = twin.rms_norm_backward(dy, x, rstd, gamma, block_dim=1)
+    with vendor_api_twin():
+        vendor = twin.rms_norm_backward(dy, x, rstd, gamma, block_dim=1)
+    _same_launch(home, vendor)
+
+
+def test_cross_core_sync_is_refused_by_name(vendor_api_twin):
+    g = torch.Generator().manual_seed(11)
+    dy, x = (torch.randn(64, 512, generator=g) for _ in range(2))
+    with vendor_api_twin(), pytest.raises(twin.TwinError, match="ffts_cross_core_sync: this intrinsic .* is not modelled"):
+        twin.rms_norm_backward(dy, x, torch.ones(64, 1), torch.randn(512, generator=g), block_dim=4)
+
+
+def test_rms_norm_strategies_are_all_reached():
+    keys = {twin.tiling("rms_norm", twin.DEFAULT_CHIP, r, c, twin.GE_DTYPE[x], twin.GE_DTYPE[g], 1e-6, 0).tiling_key
+            for x, g in RMS_NORM_COMBOS for r, c in RMS_NORM_SHAPES}
+    assert keys == {1, 2, 3}
+
+
+# Syncs of add whose removal must stop the launch at the intrinsic level (twin/vendor_api/src/
+# pipe_order.h), as (dtype, event or pipe, which one of the launch, what is caught): the queue's
+# MTE2 -> V flag of y (the second of a block; x's, the first, is covered by y's, which fires only
+# after every earlier load), its V -> MTE3 flag before the store reads the result, and (half) the
+# vector barrier between the casts and the add that reads them.
+SYNC_MUTANTS = [
+    (torch.float32, "MTE2_V", 1, "vadd: src1, .* reads \\(RAW\\) after copy_gm_to_ubuf_align_b32"),
+    (torch.float32, "V_MTE3", 0, "copy_ubuf_to_gm_align_b32: src, .* reads \\(RAW\\) after vadd"),
+    (torch.float16, "PIPE_V", 0, "vadd: src0, .* reads \\(RAW\\) after vconv_f162f32"),
+]
+
+
+@pytest.mark.parametrize("dtype,event,index,caught", SYNC_MUTANTS, ids=lambda v: str(v))
+def test_sync_mutants_of_add_are_killed(vendor_api_twin, dtype, event, index, caught):
+    x, y = _inputs(4096, dtype, 1), _inputs(4096, dtype, 2)
+    with vendor_api_twin():
+        twin.add(x, y)  # the kernel as written runs
+        with twin.vendor_sync_dropped(event, index), pytest.raises(twin.TwinError, match=caught):
+            twin.add(x, y)
+
+
+def test_vendor_api_twin_refuses_what_it_cannot_do(vendor_api_twin):
+    x = torch.ones(64)
+    with vendor_api_twin():
+        with pytest.raises(twin.TwinError, match="no count-only mode"):
+            twin.add(x, x, count_only=True)
+        with pytest.raises(twin.TwinError, match="910B .dav_c220. builds only"):
+            twin.add(x, x, chip="Ascend310P3")

@@ -1,0 +1,100 @@
+# The vendor-API twin (twin/vendor_api/README.md): airfuse's kernels compiled against CANN's real
+# Ascend C headers in their CPU-debug branch, linked with airfuse's model of the AI core (the CCE
+# intrinsics and bookkeeping calls those headers make) and with asc-tools' own CPU-debug parameter
+# checks, into build/vendor_check/vendor_api_twin/libairfuse_vendor_twin.so: the same C entry
+# points as build/libairfuse_twin.so (airfuse/twin.py loads either). Included by
+# vendor_check/CMakeLists.txt after kernels.cmake, whose generated kernel_tiling.h and include
+# folders it shares; built only from CANN's open-source layout, as the kernel check.
+
+set(VENDOR_TWIN ${CMAKE_BINARY_DIR}/vendor_api_twin)
+file(MAKE_DIRECTORY ${VENDOR_TWIN}/kernels)
+if(NOT CANN_LAYOUT STREQUAL "open")
+  file(WRITE ${VENDOR_TWIN}/state.txt "not built: the vendor-API twin reads CANN's open-source layout (AIRFUSE_CANN_OPEN); ${CANN_LAYOUT} layout found\n")
+  return()
+endif()
+
+set(VENDOR_TWIN_DIR ${AIRFUSE_ROOT}/twin/vendor_api)
+set(CPUDEBUG ${CANN_ROOT}/asc-tools/cpudebug)
+
+# The kernels whose every reached intrinsic the model implements; the others join as it grows
+# (intrinsics it lacks stop a launch naming them, so a kernel listed too early fails its test).
+set(VENDOR_TWIN_KERNELS add.cpp rms_norm.cpp add_rms_norm.cpp silu_mul.cpp silu_mul_grad.cpp swiglu.cpp swiglu_grad.cpp gelu.cpp gelu_grad.cpp
+    rope.cpp rope_grad.cpp rms_norm_grad.cpp)
+
+# The CPU-debug branch for the 910B vector core, as kernels.cmake compiles it; the twin's own
+# stub_fun.h comes before vendor_check's.
+set(VENDOR_TWIN_FLAGS -std=c++17 -O1 -fPIC ${CHIP_DEFINES_ascend910b} ${MODE_DEFINES_cpu}
+    -I${VENDOR_TWIN_DIR}/include ${VENDOR_INCLUDES} ${KERNEL_INCLUDES} -w)
+set(VENDOR_TWIN_PRELUDE ${VENDOR_TWIN}/prelude.h)
+file(CONFIGURE OUTPUT ${VENDOR_TWIN_PRELUDE} CONTENT
+     "#include \"stub_def.h\"\n#include \"kernel_operator.h\"\n#include \"op_tiling_data.h\"\n")
+add_custom_command(
+  OUTPUT ${VENDOR_TWIN_PRELUDE}.gch
+  COMMAND ${CMAKE_CXX_COMPILER} ${VENDOR_TWIN_FLAGS} -x c++-header ${VENDOR_TWIN_PRELUDE} -o ${VENDOR_TWIN_PRELUDE}.gch
+          -MD -MF ${VENDOR_TWIN_PRELUDE}.gch.d -MT ${VENDOR_TWIN_PRELUDE}.gch
+  DEPENDS ${VENDOR_TWIN_PRELUDE} ${GENERATED}/kernel_tiling/kernel_tiling.h ${VENDOR_TWIN_DIR}/include/stub_fun.h
+  DEPFILE ${VENDOR_TWIN_PRELUDE}.gch.d
+  COMMENT "vendor-API twin: CANN's headers precompiled"
+  VERBATIM)
+
+# The twin's kernel builds (`python -m airfuse.kernel_builds --twin`: source, entry symbol, the
+# twin's name for it, the DTYPE_<NAME> macros), for the kernels above.
+execute_process(
+  COMMAND ${AIRFUSE_PYTHON} -m airfuse.kernel_builds --twin
+  WORKING_DIRECTORY ${AIRFUSE_ROOT}
+  OUTPUT_VARIABLE TWIN_BUILDS
+  RESULT_VARIABLE TWIN_BUILDS_RESULT)
+if(NOT TWIN_BUILDS_RESULT EQUAL 0 OR NOT TWIN_BUILDS)
+  message(FATAL_ERROR "vendor-API twin: `python -m airfuse.kernel_builds --twin` failed (${TWIN_BUILDS_RESULT})")
+endif()
+string(STRIP "${TWIN_BUILDS}" TWIN_BUILDS)
+string(REPLACE "\n" ";" TWIN_BUILDS "${TWIN_BUILDS}")
+set(VENDOR_TWIN_OBJECTS)
+foreach(build ${TWIN_BUILDS})
+  string(REPLACE "," ";" fields "${build}")
+  list(POP_FRONT fields source symbol twin_name)
+  if(NOT source IN_LIST VENDOR_TWIN_KERNELS)
+    continue()
+  endif()
+  list(TRANSFORM fields PREPEND -D OUTPUT_VARIABLE macros)
+  set(object ${VENDOR_TWIN}/kernels/${twin_name}.o)
+  add_custom_command(
+    OUTPUT ${object}
+    COMMAND ${CMAKE_CXX_COMPILER} ${VENDOR_TWIN_FLAGS} -Winvalid-pch -include ${VENDOR_TWIN_PRELUDE} -D${symbol}=${twin_name} ${macros}
+            -c ${AIRFUSE_ROOT}/kernels/${source} -o ${object} -MD -MF ${object}.d -MT ${object}
+    DEPENDS ${AIRFUSE_ROOT}/kernels/${source} ${VENDOR_TWIN_PRELUDE}.gch
+    DEPFILE ${object}.d
+    COMMENT "vendor-API twin: ${source} (${fields})"
+    VERBATIM)
+  list(APPEND VENDOR_TWIN_OBJECTS ${object})
+endforeach()
+
+# asc-tools' CPU-debug parameter checks (the AscendC::check::CheckFunc* the headers call), built
+# from the vendor's tree; their one non-public header is model/model_factory_mask.h (the mask
+# registers, from the core model).
+file(GLOB API_CHECK_SOURCES ${CPUDEBUG}/src/api_check/*.cpp)
+add_library(vendor_twin_api_check OBJECT ${API_CHECK_SOURCES})
+target_compile_options(vendor_twin_api_check PRIVATE ${CHIP_DEFINES_ascend910b} ${MODE_DEFINES_cpu} -include stub_def.h -O1 -w)
+target_include_directories(vendor_twin_api_check PRIVATE ${VENDOR_TWIN_DIR}/include ${AIRFUSE_ROOT}/vendor_check/include
+                           ${AIRFUSE_ROOT}/vendor_check/nonpublic ${CPUDEBUG}/include ${CPUDEBUG}/src/api_check
+                           ${CPUDEBUG}/src/api_check/inc ${CANN_ROOT}/libboundscheck/include ${GENERATED}
+                           ${ASC} ${ASC}/include ${ASC}/include/basic_api ${ASC}/include/utils ${ASC}/impl ${ASC}/impl/basic_api ${ASC}/impl/utils)
+set_target_properties(vendor_twin_api_check PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_STANDARD 17)
+# asc-tools' print lock (regfwk) and scalar half arithmetic (acl_stub), which the headers link against.
+add_library(vendor_twin_print_lock OBJECT ${CPUDEBUG}/src/regfwk/kernel_print_lock.cpp ${CPUDEBUG}/src/acl_stub/kernel_fp16.cpp)
+target_compile_options(vendor_twin_print_lock PRIVATE ${CHIP_DEFINES_ascend910b} ${MODE_DEFINES_cpu} -w)
+target_include_directories(vendor_twin_print_lock PRIVATE ${CPUDEBUG}/utils ${CPUDEBUG}/include ${AIRFUSE_ROOT}/vendor_check/nonpublic
+                           ${CANN_ROOT}/libboundscheck/include)
+set_target_properties(vendor_twin_print_lock PROPERTIES POSITION_INDEPENDENT_CODE ON CXX_STANDARD 17)
+
+# The core model, and the tiling entry points of the home-made twin (op_host's tiling core only).
+add_library(airfuse_vendor_twin SHARED
+  ${VENDOR_TWIN_DIR}/src/core_model.cpp ${VENDOR_TWIN_DIR}/src/bookkeeping.cpp ${VENDOR_TWIN_DIR}/src/sync_intrinsics.cpp
+  ${VENDOR_TWIN_DIR}/src/copy_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/vector_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/reduce_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/pipe_order.cpp ${VENDOR_TWIN_DIR}/src/launch.cpp ${VENDOR_TWIN_DIR}/src/host_runtime.cpp
+  ${AIRFUSE_ROOT}/twin/src/capi.cpp $<TARGET_OBJECTS:vendor_twin_api_check> $<TARGET_OBJECTS:vendor_twin_print_lock> ${VENDOR_TWIN_OBJECTS})
+target_include_directories(airfuse_vendor_twin PRIVATE ${VENDOR_TWIN_DIR}/include ${AIRFUSE_ROOT}/vendor_check/include ${CPUDEBUG}/include ${ASC}/impl/basic_api
+                           ${AIRFUSE_ROOT}/op_host/tiling ${AIRFUSE_ROOT}/kernels)
+target_compile_options(airfuse_vendor_twin PRIVATE -O1 -DASCENDC_CPU_DEBUG=1 -D__ASCENDC_INCLUDE_INTERNAL_HEADERS__)
+set_target_properties(airfuse_vendor_twin PROPERTIES CXX_STANDARD 17 LIBRARY_OUTPUT_DIRECTORY ${VENDOR_TWIN})
+target_link_options(airfuse_vendor_twin PRIVATE -Wl,--no-undefined)
+add_dependencies(airfuse_vendor_twin vendor_kernel_tiling)

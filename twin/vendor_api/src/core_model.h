@@ -1,0 +1,71 @@
+// airfuse's model of one AI core's vector side, under the vendor's Ascend C API: what the CCE
+// intrinsics (include/stub_fun.h) act on. The vendor's CPU-debug headers keep the unified buffer
+// in one host array per process (ConstDefiner::cpuUB, impl/basic_api/utils/kernel_utils_mode_cpu.h)
+// and pass host pointers to the intrinsics; the model learns where that array lies from the
+// bookkeeping call AscendCBufAbsAddr and judges every pointer against it and against the GM
+// buffers of the launch.
+#pragma once
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+#include "cce_intrinsic_names.h"
+#include "pipe_order.h"
+
+namespace airfuse_vendor_twin {
+
+// A broken hardware rule, or an intrinsic the model does not implement: stops the launch.
+struct Failure : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+std::string Fmt(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+[[noreturn]] void Fail(const char* intrinsic, const std::string& what);
+
+struct GmBuffer {
+    std::string name;
+    uint8_t* base;
+    uint64_t bytes;
+};
+
+enum class Space { Ub, Gm };
+
+struct Core {
+    const char* kernel = "";
+    int64_t blockIdx = 0, blockNum = 1;
+    uint8_t* ub = nullptr;  // the vendor's UB array (AscendCBufAbsAddr of Hardware::UB)
+    uint64_t ubBytes = 0;
+    const std::vector<GmBuffer>* gm = nullptr;
+    // Vector mask registers (set_vector_mask: high word, low word) and mode (set_mask_count:
+    // the low word is an element count; set_mask_norm: a bit per element of a repeat).
+    uint64_t maskHigh = ~uint64_t(0), maskLow = ~uint64_t(0);
+    bool counterMode = false;
+    uint64_t padValue = 0;  // set_mov_pad_val: the bit pattern DataCopyPad pads with
+    uint64_t accumulator = 0;  // vcadd in accumulate mode: the sum's bits, read by get_acc_val
+    uint8_t* gatherSource = nullptr;  // SetModelGatherbSrc0Tensor: vgather's source, host address
+    uint32_t gatherSourceLength = 0;
+    uint64_t gmRead = 0, gmWritten = 0;
+    // set_flag/wait_flag: one flag per (source pipe, destination pipe, event id).
+    bool flags[16][16][8] = {};
+    PipeOrder order;
+    Instr accumulatorWriter{kPipeV, 0, nullptr};  // the vcadd whose sum get_acc_val reads
+};
+
+Core& Cur();
+
+// Mutation testing (twin_drop_sync, launch.cpp): the `index`-th set_flag from -> to of the
+// following launches is dropped with the wait_flag that consumes it, or the `index`-th
+// pipe_barrier of `from` (to = PIPE_ALL marks a barrier), as if deleted from the kernel.
+struct DroppedSync {
+    bool active = false;
+    pipe_t from = PIPE_S, to = PIPE_S;
+    int64_t index = 0, seen = 0;
+    bool pending[8] = {};  // a dropped set's event id, whose next wait is dropped too
+};
+extern DroppedSync gDropped;
+
+// `bytes` at `p` lie in the unified buffer (returns the offset) or in one GM buffer of the launch.
+uint64_t CheckUb(const char* intrinsic, const char* operand, const void* p, uint64_t bytes);
+void CheckGm(const char* intrinsic, const char* operand, const void* p, uint64_t bytes);
+
+}  // namespace airfuse_vendor_twin

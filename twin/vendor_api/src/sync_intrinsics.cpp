@@ -1,0 +1,109 @@
+// Synchronisation, control registers and scalar bit operations. The model runs one core's
+// instructions in program order, so flags and barriers order nothing here yet; what it checks is
+// what would hang or lose a flag on the hardware. Semantics: CANN's SetFlag/WaitFlag(ISASI).md,
+// PipeBarrier(ISASI).md, SetMaskCount.md / SetMaskNorm.md / SetVectorMask.md, and the callers in
+// asc-devkit impl/basic_api (kernel_tpipe_impl.h's event-id pool for sff0/sbitset).
+#include "core_model.h"
+#include "kernel_fp16.h"
+#include "kernel_bf16.h"
+#include "stub_fun.h"
+
+using namespace airfuse_vendor_twin;
+
+namespace {
+// The pipes of the vector core the ordering checks follow (pipe_order.h); flags between other
+// pipes (the cube's) are kept but order nothing here.
+bool Modelled(pipe_t p, Pipe& out) {
+    switch (p) {
+        case PIPE_S: out = kPipeS; return true;
+        case PIPE_V: out = kPipeV; return true;
+        case PIPE_MTE2: out = kPipeMte2; return true;
+        case PIPE_MTE3: out = kPipeMte3; return true;
+        default: return false;
+    }
+}
+
+bool& Flag(const char* intrinsic, pipe_t from, pipe_t to, event_t id) {
+    if (unsigned(from) >= 16 || unsigned(to) >= 16 || unsigned(id) >= 8)
+        Fail(intrinsic, Fmt("pipe %d -> %d event %d is outside the modelled flags", int(from), int(to), int(id)));
+    return Cur().flags[from][to][id];
+}
+}  // namespace
+
+namespace airfuse_vendor_twin {
+DroppedSync gDropped;
+}  // namespace airfuse_vendor_twin
+
+namespace {
+bool Dropped(pipe_t from, pipe_t to) {
+    DroppedSync& d = gDropped;
+    return d.active && d.from == from && d.to == to && d.seen++ == d.index;
+}
+}  // namespace
+
+// A flag set again before its wait is lost (the later wait pairs with the earlier set).
+void set_flag(pipe_t from, pipe_t to, event_t id) {
+    bool& f = Flag("set_flag", from, to, id);
+    if (Dropped(from, to)) {
+        gDropped.pending[id] = true;
+        return;
+    }
+    if (f) Fail("set_flag", Fmt("pipe %d -> %d event %d is already set (a set flag set again is lost)", int(from), int(to), int(id)));
+    f = true;
+    Pipe a, b;
+    if (Modelled(from, a) && Modelled(to, b)) Cur().order.SetFlag(a, b, int(id));
+}
+
+// Waiting for a flag nobody set never returns on the hardware.
+void wait_flag(pipe_t from, pipe_t to, event_t id) {
+    bool& f = Flag("wait_flag", from, to, id);
+    if (gDropped.active && gDropped.from == from && gDropped.to == to && gDropped.pending[id]) {
+        gDropped.pending[id] = false;
+        return;
+    }
+    if (!f) Fail("wait_flag", Fmt("pipe %d -> %d event %d was never set (the core would hang)", int(from), int(to), int(id)));
+    f = false;
+    Pipe a, b;
+    if (Modelled(from, a) && Modelled(to, b)) Cur().order.WaitFlag(a, b, int(id));
+}
+
+void pipe_barrier(pipe_t pipe) {
+    if (unsigned(pipe) > unsigned(PIPE_FIX)) Fail("pipe_barrier", Fmt("pipe %d does not exist", int(pipe)));
+    if (Dropped(pipe, PIPE_ALL)) return;
+    Pipe p;
+    if (pipe == PIPE_ALL) Cur().order.BarrierAll();
+    else if (Modelled(pipe, p)) Cur().order.Barrier(p);
+}
+
+// The CTRL register as far as the model has it: bit 56 is the mask mode, 1 counter, 0 normal
+// (impl/basic_api/kernel_npu_debug.h IsMaskNorm; dav_c220/kernel_operator_vec_reduce_impl.h
+// "set CTRL[56] as 1, for counter mask"); its other bits (saturation, ...) read as 0, and set_ctrl,
+// which could change them, refuses.
+int64_t get_ctrl() { return Cur().counterMode ? int64_t(1) << 56 : 0; }
+
+void set_mask_norm() { Cur().counterMode = false; }
+void set_mask_count() { Cur().counterMode = true; }
+void set_vector_mask(uint64_t high, uint64_t low) {
+    Core& c = Cur();
+    c.maskHigh = high;
+    c.maskLow = low;
+}
+void set_mov_pad_val(uint64_t bits) { Cur().padValue = bits; }
+// Registers of the cube side's Load3D (padding value, L1 size) that TPipe's construction writes;
+// no vector instruction reads them.
+void set_padding(uint64_t) { Cur(); }
+void set_l1_3d_size(uint64_t) { Cur(); }
+// Atomic accumulation into GM off: the only mode the model implements (the set_atomic_add family refuses).
+void set_atomic_none() { Cur(); }
+
+// Clean-and-invalidate of the scalar data cache over the line holding `gm`: no data cache is
+// modelled (scalar GM access reads and writes GM directly), so only the address is checked.
+void dcci(void* gm, uint64_t) { CheckGm("dcci", "address", gm, 1); }
+
+int64_t sff0(uint64_t bits) {
+    for (int64_t i = 0; i < 64; ++i)
+        if (!(bits >> i & 1)) return i;
+    return -1;
+}
+uint64_t sbitset0(uint64_t bits, int64_t index) { return bits & ~(uint64_t(1) << index); }
+uint64_t sbitset1(uint64_t bits, int64_t index) { return bits | uint64_t(1) << index; }
