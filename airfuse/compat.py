@@ -81,3 +81,15 @@ def compile_target(fn):
         return fn(*args, **kwargs)
 
     return calling
+
+
+def export_options() -> dict:
+    """Keyword arguments ``torch.export.export`` is given beside the model and its inputs.
+
+    Up to torch 2.12 a reshape of an expanded tensor with a dynamic dimension (Hugging Face's
+    ``repeat_kv`` of grouped-query attention) leaves guards such as ``Min(8*seq, 16*seq) == 8*seq``
+    that hold for every size but that 2.12's range analysis cannot prove, so ``torch.export`` with a
+    ``Dim`` for the sequence raises ``ConstraintViolationError`` even for a model airfuse never
+    touched; 2.13 adds no such guard. There they are kept as runtime asserts of the program instead.
+    2.10 and 2.11 are given the same, which the releases since 2.13 do not need."""
+    return {} if TORCH >= (2, 13) else {"prefer_deferred_runtime_asserts_over_guards": True}

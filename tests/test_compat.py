@@ -81,3 +81,24 @@ def test_compile_target_is_traced(monkeypatch, release):
     assert torch.equal(out, torch.nn.functional.silu(x)) and len(graphs) == 1
     module = torch.nn.SiLU()
     assert compat.compile_target(module) is module
+
+
+class _RepeatKeyValue(torch.nn.Module):
+    """Hugging Face's repeat_kv: the reshape of an expanded tensor whose guards 2.12 cannot prove."""
+
+    def forward(self, key):
+        batch, heads, seq, dim = key.shape
+        return key[:, :, None].expand(batch, heads, 2, seq, dim).reshape(batch, heads * 2, seq, dim)
+
+
+@pytest.mark.parametrize("release", [None, (2, 12)], ids=["running", "2.12"])
+def test_export_keeps_a_dynamic_sequence_through_grouped_query_attention(monkeypatch, release):
+    """On the running release as it is, and with 2.12's runtime asserts (exported on any release)."""
+    if release:
+        monkeypatch.setattr(compat, "TORCH", release)
+        assert compat.export_options() == {"prefer_deferred_runtime_asserts_over_guards": True}
+    seq = torch.export.Dim("seq", min=2, max=32)
+    program = torch.export.export(_RepeatKeyValue(), (torch.randn(1, 2, 4, 8),), dynamic_shapes=({2: seq},),
+                                  strict=False, **compat.export_options())
+    key = torch.randn(1, 2, 9, 8)
+    assert torch.equal(program.module()(key), _RepeatKeyValue()(key))
