@@ -93,3 +93,17 @@ def export_options() -> dict:
     touched; 2.13 adds no such guard. There they are kept as runtime asserts of the program instead.
     2.10 and 2.11 are given the same, which the releases since 2.13 do not need."""
     return {} if TORCH >= (2, 13) else {"prefer_deferred_runtime_asserts_over_guards": True}
+
+
+def is_outer_redistribution(call) -> bool:
+    """Whether ``call``, a ``DebugMode`` record of a DTensor redistribution, is the outer one: the
+    redistribution DTensor's dispatch decided on for an op's input (the records of its steps nest
+    inside it).
+
+    Since torch 2.11 the record says so (``is_outer_call``). 2.10's record has no such attribute;
+    there, as since, the outer record's argument is the input's position, an int (the steps' is
+    the tensor), which ``DebugMode`` keeps as it is with ``store_original_args`` and else as its
+    text."""
+    if TORCH >= (2, 11):
+        return call.is_outer_call
+    return isinstance(call.arg, int) if hasattr(call, "arg") else call.arg_str.isdigit()

@@ -102,3 +102,16 @@ def test_export_keeps_a_dynamic_sequence_through_grouped_query_attention(monkeyp
                                   strict=False, **compat.export_options())
     key = torch.randn(1, 2, 9, 8)
     assert torch.equal(program.module()(key), _RepeatKeyValue()(key))
+
+
+@pytest.mark.parametrize("release", [None, (2, 10)], ids=["running", "2.10"])
+def test_the_outer_redistribution_is_the_one_of_an_inputs_position(monkeypatch, release):
+    from torch.utils._debug_mode import _RedistributeCall
+
+    if release:
+        monkeypatch.setattr(compat, "TORCH", release)
+    outer = _RedistributeCall(0, "S(0)", "R", None, call_depth=1)
+    step = _RedistributeCall(torch.ones(2), "S(0)", "R", None, call_depth=2)
+    assert compat.is_outer_redistribution(outer) and not compat.is_outer_redistribution(step)
+    outer.stringify_args([]), step.stringify_args([])  # DebugMode without store_original_args
+    assert compat.is_outer_redistribution(outer) and not compat.is_outer_redistribution(step)
