@@ -107,3 +107,25 @@ def is_outer_redistribution(call) -> bool:
     if TORCH >= (2, 11):
         return call.is_outer_call
     return isinstance(call.arg, int) if hasattr(call, "arg") else call.arg_str.isdigit()
+
+
+def trace_reduction_backward_from_the_gradient():
+    """Have tracing (make_fx, AOTAutograd) take the gradient's zeros in the backward of a
+    value-selecting reduction along a dim (topk, max, min, ...), as torch 2.12 does.
+
+    Up to torch 2.11 ``value_selecting_reduction_backward`` scatters the gradient into
+    ``at::zeros`` of the input's size, a tensor made from nothing; TorchAir's aclgraph converter
+    compiles outside the fake mode, so there that zeros tensor is real among FakeTensors ("Please
+    convert all Tensors to FakeTensors first": the top-k of MoE routing in a training step). Since
+    2.12 it is ``grad.new_zeros``. For 2.10 and 2.11 the python dispatcher (on while torch traces)
+    is given that kernel; eager autograd keeps torch's, which computes the same."""
+    op = torch.ops.aten.value_selecting_reduction_backward.default
+    key = torch._C.DispatchKey.CompositeImplicitAutograd
+    if TORCH >= (2, 12) or key in op.py_kernels:
+        return
+
+    @op.py_impl(key)
+    def scatter_into_zeros_of_the_gradient(grad, dim, indices, sizes, keepdim):
+        if not keepdim:
+            grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
+        return grad.new_zeros(sizes).scatter(dim, indices, grad)

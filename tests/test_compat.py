@@ -115,3 +115,39 @@ def test_the_outer_redistribution_is_the_one_of_an_inputs_position(monkeypatch, 
     assert compat.is_outer_redistribution(outer) and not compat.is_outer_redistribution(step)
     outer.stringify_args([]), step.stringify_args([])  # DebugMode without store_original_args
     assert compat.is_outer_redistribution(outer) and not compat.is_outer_redistribution(step)
+
+
+def _reduction_backward_graph_targets():
+    from torch._functorch.aot_autograd import aot_function, make_boxed_func
+
+    targets = []
+
+    def compiler(gm, example_inputs):
+        targets.extend(str(node.target) for node in gm.graph.nodes)
+        return make_boxed_func(gm)
+
+    x = torch.randn(10, 4, requires_grad=True)
+    traced = aot_function(lambda x: torch.topk(x, 2).values.sum() + x.max(1).values.sum(), compiler, compiler)
+    traced(x).backward()
+    want = torch.zeros(10, 4).scatter(1, torch.topk(x, 2).indices, 1.0)
+    want[torch.arange(10), x.max(1).indices] += 1
+    torch.testing.assert_close(x.grad, want)
+    return targets
+
+
+@pytest.mark.parametrize("release", [None, (2, 10)], ids=["running", "2.10"])
+def test_traced_reduction_backward_takes_the_gradients_zeros(monkeypatch, release):
+    """No tensor made from nothing in the traced backward of topk and max, on the running release
+    and with 2.10's kernel registered (on any release; taken away afterwards)."""
+    op, key = torch.ops.aten.value_selecting_reduction_backward.default, torch._C.DispatchKey.CompositeImplicitAutograd
+    registered_before = key in op.py_kernels
+    if release:
+        monkeypatch.setattr(compat, "TORCH", release)
+    compat.trace_reduction_backward_from_the_gradient()
+    try:
+        targets = _reduction_backward_graph_targets()
+    finally:
+        if release and not registered_before:
+            op.py_kernels.pop(key)
+            op._dispatch_cache.clear()
+    assert "aten.zeros.default" not in targets and targets.count("aten.new_zeros.default") == 2
