@@ -90,7 +90,8 @@ wheel-smoke: setup twin
 
 # The whole suite on another torch: `make compat TORCH=2.12.0` (2.10-2.14; KEEP=1 keeps the venv).
 # torch from the registry into .venv-torch<version> beside .venv, CMake's build in
-# build/torch<version>, offline TorchAir of the matching torch_npu; the venv is removed afterwards.
+# build/torch<version> (every step loads airfuse's libraries from there: build/ is .venv's torch),
+# offline TorchAir of the matching torch_npu; the venv is removed afterwards.
 COMPAT_VENV = .venv-torch$(TORCH)
 COMPAT_BUILD = build/torch$(TORCH)
 # Compile jobs of its build and pytest workers (1 each leaves a core to others).
@@ -100,9 +101,10 @@ WORKERS ?= 2
 compat:
 	@test -n "$(TORCH)" || { echo "usage: make compat TORCH=2.12.0 [KEEP=1]" >&2; exit 2; }
 	@set -e; test -n "$(KEEP)" || trap 'rm -rf $(COMPAT_VENV)' EXIT; \
+	export AIRFUSE_BUILD_DIR=$(COMPAT_BUILD); \
 	test -x $(COMPAT_VENV)/bin/python || $(PYTHON) -m venv $(COMPAT_VENV); \
 	$(COMPAT_VENV)/bin/pip install -q -e '.[test,onnx]' torch==$(TORCH); \
 	$(COMPAT_VENV)/bin/python -m airfuse.offline; \
 	cmake -S . -B $(COMPAT_BUILD) -DAIRFUSE_PYTHON=$(CURDIR)/$(COMPAT_VENV)/bin/python >/dev/null; \
 	cmake --build $(COMPAT_BUILD) -j$(JOBS); \
-	AIRFUSE_BUILD_DIR=$(COMPAT_BUILD) $(COMPAT_VENV)/bin/python -m pytest -q -n $(WORKERS) --dist loadfile tests
+	$(COMPAT_VENV)/bin/python -m pytest -q -n $(WORKERS) --dist loadfile tests

@@ -81,3 +81,51 @@ def compile_target(fn):
         return fn(*args, **kwargs)
 
     return calling
+
+
+def export_options() -> dict:
+    """Keyword arguments ``torch.export.export`` is given beside the model and its inputs.
+
+    Up to torch 2.12 a reshape of an expanded tensor with a dynamic dimension (Hugging Face's
+    ``repeat_kv`` of grouped-query attention) leaves guards such as ``Min(8*seq, 16*seq) == 8*seq``
+    that hold for every size but that 2.12's range analysis cannot prove, so ``torch.export`` with a
+    ``Dim`` for the sequence raises ``ConstraintViolationError`` even for a model airfuse never
+    touched; 2.13 adds no such guard. There they are kept as runtime asserts of the program instead.
+    2.10 and 2.11 are given the same, which the releases since 2.13 do not need."""
+    return {} if TORCH >= (2, 13) else {"prefer_deferred_runtime_asserts_over_guards": True}
+
+
+def is_outer_redistribution(call) -> bool:
+    """Whether ``call``, a ``DebugMode`` record of a DTensor redistribution, is the outer one: the
+    redistribution DTensor's dispatch decided on for an op's input (the records of its steps nest
+    inside it).
+
+    Since torch 2.11 the record says so (``is_outer_call``). 2.10's record has no such attribute;
+    there, as since, the outer record's argument is the input's position, an int (the steps' is
+    the tensor), which ``DebugMode`` keeps as it is with ``store_original_args`` and else as its
+    text."""
+    if TORCH >= (2, 11):
+        return call.is_outer_call
+    return isinstance(call.arg, int) if hasattr(call, "arg") else call.arg_str.isdigit()
+
+
+def trace_reduction_backward_from_the_gradient():
+    """Have tracing (make_fx, AOTAutograd) take the gradient's zeros in the backward of a
+    value-selecting reduction along a dim (topk, max, min, ...), as torch 2.12 does.
+
+    Up to torch 2.11 ``value_selecting_reduction_backward`` scatters the gradient into
+    ``at::zeros`` of the input's size, a tensor made from nothing; TorchAir's aclgraph converter
+    compiles outside the fake mode, so there that zeros tensor is real among FakeTensors ("Please
+    convert all Tensors to FakeTensors first": the top-k of MoE routing in a training step). Since
+    2.12 it is ``grad.new_zeros``. For 2.10 and 2.11 the python dispatcher (on while torch traces)
+    is given that kernel; eager autograd keeps torch's, which computes the same."""
+    op = torch.ops.aten.value_selecting_reduction_backward.default
+    key = torch._C.DispatchKey.CompositeImplicitAutograd
+    if TORCH >= (2, 12) or key in op.py_kernels:
+        return
+
+    @op.py_impl(key)
+    def scatter_into_zeros_of_the_gradient(grad, dim, indices, sizes, keepdim):
+        if not keepdim:
+            grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
+        return grad.new_zeros(sizes).scatter(dim, indices, grad)

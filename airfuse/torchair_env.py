@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 from torch._decomp import get_decompositions
 
-from . import aclgraph, torchair_gaps
+from . import aclgraph, compat, torchair_gaps
 from .offline import cpu_sdpa, fetch, native_module
 from .subclass_inputs import with_tensor_subclass_inputs
 
@@ -109,6 +109,7 @@ def default_decompositions() -> dict:
       the NPU graph has a fused attention node.
     """
     import_torchair()
+    compat.trace_reduction_backward_from_the_gradient()
     table = get_decompositions([torch.ops.aten.silu_backward])
     table[torch.ops.aten.slice_backward.default] = _slice_backward_bounds_in_range
     table.update(torchair_gaps.decompositions())

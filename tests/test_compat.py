@@ -81,3 +81,73 @@ def test_compile_target_is_traced(monkeypatch, release):
     assert torch.equal(out, torch.nn.functional.silu(x)) and len(graphs) == 1
     module = torch.nn.SiLU()
     assert compat.compile_target(module) is module
+
+
+class _RepeatKeyValue(torch.nn.Module):
+    """Hugging Face's repeat_kv: the reshape of an expanded tensor whose guards 2.12 cannot prove."""
+
+    def forward(self, key):
+        batch, heads, seq, dim = key.shape
+        return key[:, :, None].expand(batch, heads, 2, seq, dim).reshape(batch, heads * 2, seq, dim)
+
+
+@pytest.mark.parametrize("release", [None, (2, 12)], ids=["running", "2.12"])
+def test_export_keeps_a_dynamic_sequence_through_grouped_query_attention(monkeypatch, release):
+    """On the running release as it is, and with 2.12's runtime asserts (exported on any release)."""
+    if release:
+        monkeypatch.setattr(compat, "TORCH", release)
+        assert compat.export_options() == {"prefer_deferred_runtime_asserts_over_guards": True}
+    seq = torch.export.Dim("seq", min=2, max=32)
+    program = torch.export.export(_RepeatKeyValue(), (torch.randn(1, 2, 4, 8),), dynamic_shapes=({2: seq},),
+                                  strict=False, **compat.export_options())
+    key = torch.randn(1, 2, 9, 8)
+    assert torch.equal(program.module()(key), _RepeatKeyValue()(key))
+
+
+@pytest.mark.parametrize("release", [None, (2, 10)], ids=["running", "2.10"])
+def test_the_outer_redistribution_is_the_one_of_an_inputs_position(monkeypatch, release):
+    from torch.utils._debug_mode import _RedistributeCall
+
+    if release:
+        monkeypatch.setattr(compat, "TORCH", release)
+    outer = _RedistributeCall(0, "S(0)", "R", None, call_depth=1)
+    step = _RedistributeCall(torch.ones(2), "S(0)", "R", None, call_depth=2)
+    assert compat.is_outer_redistribution(outer) and not compat.is_outer_redistribution(step)
+    outer.stringify_args([]), step.stringify_args([])  # DebugMode without store_original_args
+    assert compat.is_outer_redistribution(outer) and not compat.is_outer_redistribution(step)
+
+
+def _reduction_backward_graph_targets():
+    from torch._functorch.aot_autograd import aot_function, make_boxed_func
+
+    targets = []
+
+    def compiler(gm, example_inputs):
+        targets.extend(str(node.target) for node in gm.graph.nodes)
+        return make_boxed_func(gm)
+
+    x = torch.randn(10, 4, requires_grad=True)
+    traced = aot_function(lambda x: torch.topk(x, 2).values.sum() + x.max(1).values.sum(), compiler, compiler)
+    traced(x).backward()
+    want = torch.zeros(10, 4).scatter(1, torch.topk(x, 2).indices, 1.0)
+    want[torch.arange(10), x.max(1).indices] += 1
+    torch.testing.assert_close(x.grad, want)
+    return targets
+
+
+@pytest.mark.parametrize("release", [None, (2, 10)], ids=["running", "2.10"])
+def test_traced_reduction_backward_takes_the_gradients_zeros(monkeypatch, release):
+    """No tensor made from nothing in the traced backward of topk and max, on the running release
+    and with 2.10's kernel registered (on any release; taken away afterwards)."""
+    op, key = torch.ops.aten.value_selecting_reduction_backward.default, torch._C.DispatchKey.CompositeImplicitAutograd
+    registered_before = key in op.py_kernels
+    if release:
+        monkeypatch.setattr(compat, "TORCH", release)
+    compat.trace_reduction_backward_from_the_gradient()
+    try:
+        targets = _reduction_backward_graph_targets()
+    finally:
+        if release and not registered_before:
+            op.py_kernels.pop(key)
+            op._dispatch_cache.clear()
+    assert "aten.zeros.default" not in targets and targets.count("aten.new_zeros.default") == 2

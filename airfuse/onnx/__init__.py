@@ -20,6 +20,7 @@ patched one.
 
 import torch
 
+from .. import compat
 from .._library import overload
 from ..fusion.exported import fuse_exported_program
 from ..ops import ALL_OPS
@@ -42,7 +43,8 @@ def export_program(model, args, *, dynamic_shapes=None, kwargs=None, fuse: bool 
     """``model``'s ExportedProgram (``torch.export.export``, non-strict), with ``fuse=True`` its
     composites replaced by airfuse ops. ``export`` takes it in place of a model, so one program can
     be translated to both forms."""
-    program = torch.export.export(model, tuple(args), kwargs=kwargs, dynamic_shapes=dynamic_shapes, strict=False)
+    program = torch.export.export(model, tuple(args), kwargs=kwargs, dynamic_shapes=dynamic_shapes, strict=False,
+                                  **compat.export_options())
     if fuse:
         fuse_exported_program(program)
     return program

@@ -6,9 +6,9 @@ import pytest
 import torch
 from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
 from torch.distributed.tensor.device_mesh import init_device_mesh
-from torch.utils._debug_mode import DebugMode
-from torch.utils._debug_mode._calls import _OpCall, _RedistributeCall
+from torch.utils._debug_mode import DebugMode, _OpCall, _RedistributeCall
 
+from airfuse import compat
 from airfuse.distributed import offered_placements
 from airfuse.ops import ALL_OPS
 from ranks import run_ranks
@@ -72,7 +72,7 @@ def _airfuse_redistributions(debug_mode) -> list:
         if isinstance(call, _OpCall):
             if inside is None and str(call.op).startswith("airfuse."):
                 inside = call.call_depth
-        elif isinstance(call, _RedistributeCall) and call.is_outer_call and inside is not None:
+        elif isinstance(call, _RedistributeCall) and compat.is_outer_redistribution(call) and inside is not None:
             found.append(call.render([]))
     return found
 

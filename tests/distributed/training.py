@@ -24,10 +24,10 @@ import warnings
 import torch
 import torch.distributed as dist
 from torch.distributed.tensor import DTensor
-from torch.utils._debug_mode import DebugMode
-from torch.utils._debug_mode._calls import _OpCall, _RedistributeCall
+from torch.utils._debug_mode import DebugMode, _OpCall, _RedistributeCall
 
 import airfuse
+from airfuse import compat
 from airfuse.offline import native_module
 from airfuse.testing import tiny_causal_lm
 from plans import gradients, parallelize, split_batch
@@ -71,7 +71,7 @@ def _airfuse_calls(debug_mode):
                 calls.append((str(call.op), first.numel()))
             elif inside is None:
                 inside = call.call_depth
-        elif isinstance(call, _RedistributeCall) and call.is_outer_call and inside is not None:
+        elif isinstance(call, _RedistributeCall) and compat.is_outer_redistribution(call) and inside is not None:
             redistributions.append(call.render([]))
     return sorted(calls), redistributions
 
