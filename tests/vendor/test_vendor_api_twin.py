@@ -14,8 +14,8 @@ from airfuse import twin
 # rms_norm, add_rms_norm, the activations, rope and rms_norm_grad (on one core: blocks run one after
 # another, so its cross-core SyncAll cannot run yet).
 ADD_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
-# Element counts: under one 32 B block, one core's partial tile, the half/bf16 grouped single
-# tile, several cores with an unaligned tail.
+# Element counts: under one 32 B block, one core's partial tile, a single tile a core,
+# several cores with an unaligned tail.
 ADD_SIZES = [5, 17, 1000, 4096 * 3 + 7, 100_003]
 
 
