@@ -14,12 +14,13 @@ namespace detail {
 // core's (4 x rows x cores bytes: 22 KB at 128 x 16384 bf16 on 910B2), where rows over cores
 // store a float32 partial dgamma row per core and read a slice of all of them (8 x hidden bytes a
 // core: 128 KB there, 43 cores of 3 rows); dgamma needs no exchange, a slice's column sums are
-// whole on its core. Slices are whole 128 B of a row (ascendc_facts.md: GM is accessed in 128/256/512 B
-// bursts), at most kMaxSliceCols (a level-0 repeat stride of float blocks), on at least half the
-// cores (the vector work of a row is spread over the slices' cores only); a step is rowsPerLoop rows of the slice (a multiple of 8 rows: each
-// step's sums pack into whole blocks), double-buffered. UB holds every core's partial sums: rows <=
-// kSliceMaxRows. The last `held` steps keep x and dy as float in UB across the SyncAll, so pass 2
-// neither reads nor casts them again (SliceHeldSteps).
+// whole on its core. Slices are whole 128 B of a row (ascendc_facts.md: GM is accessed in
+// 128/256/512 B bursts), at most kMaxSliceCols (a level-0 repeat stride of float blocks), on at
+// least half the cores (the vector work of a row is spread over the slices' cores only); a step
+// is rowsPerLoop rows of the slice (a multiple of 8 rows: each step's sums pack into whole
+// blocks), double-buffered. UB holds every core's partial sums: rows <= kSliceMaxRows. The last
+// `held` steps keep x and dy as float in UB across the SyncAll, so pass 2 neither reads nor
+// casts them again (SliceHeldSteps).
 struct Slices {
     uint32_t cores = 0, cols = 0, stride = 0, stepRows = 0, redBytes = 0, rowVecBytes = 0, held = 0;
 };
