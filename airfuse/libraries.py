@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 BUILD_DIR_ENV = "AIRFUSE_BUILD_DIR"
+VENDOR_BUILD_ENV = "AIRFUSE_VENDOR_BUILD"
 PACKAGE_LIB_DIR = Path(__file__).resolve().parent / "lib"
 BUILD_INFO = "build_info.json"
 REINSTALL = "pip install --no-build-isolation --no-cache-dir --force-reinstall airfuse"
@@ -23,6 +24,14 @@ def build_dir() -> Path:
     """CMake's build directory of a source checkout (``AIRFUSE_BUILD_DIR``, else ``build/``)."""
     explicit = os.environ.get(BUILD_DIR_ENV)
     return Path(explicit).resolve() if explicit else Path(__file__).resolve().parent.parent / "build"
+
+
+def vendor_build_dir() -> Path:
+    """The vendor check's build directory (``make vendor-build``, ``vendor_check/README.md``):
+    ``AIRFUSE_VENDOR_BUILD``, else the checkout's ``build/vendor_check``. Nothing in it links torch,
+    so it does not follow ``AIRFUSE_BUILD_DIR``: every torch version's run reads the same one."""
+    explicit = os.environ.get(VENDOR_BUILD_ENV)
+    return Path(explicit).resolve() if explicit else Path(__file__).resolve().parent.parent / "build" / "vendor_check"
 
 
 def library(name: str) -> Path:

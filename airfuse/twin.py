@@ -27,7 +27,7 @@ DEFAULT_LIB = libraries.build_dir() / "libairfuse_twin.so"
 # The vendor-API twin (twin/vendor_api/README.md): the kernels compiled against CANN's real headers
 # over airfuse's model of the AI core, built by `make vendor-build` where CANN's open-source tree is
 # found. Same C entry points; no cost model, sync-site mutations or count-only mode yet.
-VENDOR_API_LIB = libraries.build_dir() / "vendor_check" / "vendor_api_twin" / "libairfuse_vendor_twin.so"
+VENDOR_API_LIB = libraries.vendor_build_dir() / "vendor_api_twin" / "libairfuse_vendor_twin.so"
 _selected_lib = DEFAULT_LIB
 DEFAULT_CHIP = "Ascend910B2"
 MAX_BLOCK_DIM = 65535  # the largest block_dim a launch takes (CANN's limit)

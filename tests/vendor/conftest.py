@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-PROJECT = Path(__file__).resolve().parents[2]
-VENDOR_BUILD = Path(os.environ.get("AIRFUSE_VENDOR_BUILD", PROJECT / "build" / "vendor_check"))
+from airfuse import libraries
+
+VENDOR_BUILD = libraries.vendor_build_dir()
 
 
 def _refuse(reason: str):
