@@ -11,8 +11,7 @@ import torch
 from airfuse import twin
 
 # The kernels the vendor-API twin builds (twin/vendor_api/build.cmake VENDOR_TWIN_KERNELS): add,
-# rms_norm, add_rms_norm, the activations, rope and rms_norm_grad (on one core: blocks run one after
-# another, so its cross-core SyncAll cannot run yet).
+# rms_norm, add_rms_norm, the activations, rope and rms_norm_grad.
 ADD_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # Element counts: under one 32 B block, one core's partial tile, a single tile a core,
 # several cores with an unaligned tail.
@@ -141,30 +140,34 @@ def test_rope_is_bitwise_equal_on_both_twins(vendor_api_twin, x_dtype, table_dty
     _same_launch(home, vendor)
 
 
-# rms_norm_grad's (x, gamma) combinations, and shapes of its two one-core strategies: resident
-# steps of rows (3 x 7, 64 x 512, 8 x 4096) and split rows (4 x 8192, 1 x 65536).
+# rms_norm_grad's (x, gamma) combinations, and (shape, block_dim) reaching its strategies: on one
+# core resident steps of rows (3 x 7, 64 x 512, 8 x 4096) and split rows (4 x 8192, 1 x 65536); on
+# several cores, which meet at SyncAll (blocks as coroutines, src/blocks.cpp), the rows' paths
+# (2 x 4097 on 2, 512 x 128 on 32, 48 x 1024 on 16) and slices of columns (136 x 1600: the
+# tiling's 25 cores).
 RMS_NORM_GRAD_COMBOS = [(torch.float32, torch.float32), (torch.float16, torch.float16), (torch.float16, torch.float32),
                         (torch.bfloat16, torch.bfloat16), (torch.bfloat16, torch.float32)]
+RMS_NORM_GRAD_LAUNCHES = [((3, 7), 1), ((64, 512), 1), ((8, 4096), 1), ((4, 8192), 1), ((1, 65536), 1),
+                          ((2, 4097), 2), ((512, 128), 32), ((48, 1024), 16), ((136, 1600), 0)]
 
 
 @pytest.mark.parametrize("x_dtype,gamma_dtype", RMS_NORM_GRAD_COMBOS, ids=str)
-@pytest.mark.parametrize("shape", [(3, 7), (64, 512), (8, 4096), (4, 8192), (1, 65536)], ids=str)
-def test_rms_norm_grad_on_one_core_is_bitwise_equal_on_both_twins(vendor_api_twin, x_dtype, gamma_dtype, shape):
+@pytest.mark.parametrize("shape,block_dim", RMS_NORM_GRAD_LAUNCHES, ids=str)
+def test_rms_norm_grad_is_bitwise_equal_on_both_twins(vendor_api_twin, x_dtype, gamma_dtype, shape, block_dim):
     g = torch.Generator().manual_seed(11)
     dy, x = (torch.randn(shape, generator=g).to(x_dtype) for _ in range(2))
     rstd = torch.rand((*shape[:-1], 1), generator=g) + 0.5
     gamma = torch.randn(shape[-1], generator=g).to(gamma_dtype)
-    home = twin.rms_norm_backward(dy, x, rstd, gamma, block_dim=1)
+    home = twin.rms_norm_backward(dy, x, rstd, gamma, block_dim=block_dim)
     with vendor_api_twin():
-        vendor = twin.rms_norm_backward(dy, x, rstd, gamma, block_dim=1)
+        vendor = twin.rms_norm_backward(dy, x, rstd, gamma, block_dim=block_dim)
     _same_launch(home, vendor)
 
 
-def test_cross_core_sync_is_refused_by_name(vendor_api_twin):
-    g = torch.Generator().manual_seed(11)
-    dy, x = (torch.randn(64, 512, generator=g) for _ in range(2))
-    with vendor_api_twin(), pytest.raises(twin.TwinError, match="ffts_cross_core_sync: this intrinsic .* is not modelled"):
-        twin.rms_norm_backward(dy, x, torch.ones(64, 1), torch.randn(512, generator=g), block_dim=4)
+def test_rms_norm_grad_launches_reach_every_strategy():
+    keys = {twin.tiling("rms_norm_grad", twin.DEFAULT_CHIP, r, c, twin.GE_DTYPE[x], twin.GE_DTYPE[g], bd).tiling_key
+            for x, g in RMS_NORM_GRAD_COMBOS for (r, c), bd in RMS_NORM_GRAD_LAUNCHES}
+    assert len(keys) == 3, keys
 
 
 def test_rms_norm_strategies_are_all_reached():

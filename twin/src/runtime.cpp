@@ -6,6 +6,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include "call_kernel.h"
 #include "kernel_operator.h"
 
 uint64_t g_tilingKey = 0;  // CPU debug's (asc-tools cpudebug regfwk), read by TILING_KEY_IS
@@ -507,23 +508,8 @@ TPipe::~TPipe() {
 
 namespace {
 
-using K3 = void (*)(uint8_t*, uint8_t*, uint8_t*);
-using K4 = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*);
-using K5 = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
-using K6 = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
-using K7 = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
-using K8 = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
-
 void Call(void* fn, int n, uint8_t** a) {
-    switch (n) {
-        case 3: reinterpret_cast<K3>(fn)(a[0], a[1], a[2]); break;
-        case 4: reinterpret_cast<K4>(fn)(a[0], a[1], a[2], a[3]); break;
-        case 5: reinterpret_cast<K5>(fn)(a[0], a[1], a[2], a[3], a[4]); break;
-        case 6: reinterpret_cast<K6>(fn)(a[0], a[1], a[2], a[3], a[4], a[5]); break;
-        case 7: reinterpret_cast<K7>(fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6]); break;
-        case 8: reinterpret_cast<K8>(fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]); break;
-        default: throw twin::Violation(twin::Fmt("the twin launches kernels with 3..8 parameters, got %d", n));
-    }
+    if (!airfuse_twin_launch::CallKernel(fn, n, a)) throw twin::Violation(twin::Fmt("the twin launches kernels with 3..8 parameters, got %d", n));
 }
 
 // The modelled time of the last launch: each physical core runs blocks i, i + cores, ... in turn

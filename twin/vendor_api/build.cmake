@@ -90,7 +90,7 @@ set_target_properties(vendor_twin_print_lock PROPERTIES POSITION_INDEPENDENT_COD
 # The core model, and the tiling entry points of the home-made twin (op_host's tiling core only).
 add_library(airfuse_vendor_twin SHARED
   ${VENDOR_TWIN_DIR}/src/core_model.cpp ${VENDOR_TWIN_DIR}/src/bookkeeping.cpp ${VENDOR_TWIN_DIR}/src/sync_intrinsics.cpp
-  ${VENDOR_TWIN_DIR}/src/copy_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/vector_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/reduce_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/pipe_order.cpp ${VENDOR_TWIN_DIR}/src/launch.cpp ${VENDOR_TWIN_DIR}/src/host_runtime.cpp
+  ${VENDOR_TWIN_DIR}/src/copy_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/vector_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/reduce_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/pipe_order.cpp ${VENDOR_TWIN_DIR}/src/launch.cpp ${VENDOR_TWIN_DIR}/src/blocks.cpp ${VENDOR_TWIN_DIR}/src/host_runtime.cpp
   ${AIRFUSE_ROOT}/twin/src/capi.cpp $<TARGET_OBJECTS:vendor_twin_api_check> $<TARGET_OBJECTS:vendor_twin_print_lock> ${VENDOR_TWIN_OBJECTS})
 target_include_directories(airfuse_vendor_twin PRIVATE ${VENDOR_TWIN_DIR}/include ${AIRFUSE_ROOT}/vendor_check/include ${CPUDEBUG}/include ${ASC}/impl/basic_api
                            ${AIRFUSE_ROOT}/op_host/tiling ${AIRFUSE_ROOT}/kernels)
@@ -98,3 +98,24 @@ target_compile_options(airfuse_vendor_twin PRIVATE -O1 -DASCENDC_CPU_DEBUG=1 -D_
 set_target_properties(airfuse_vendor_twin PROPERTIES CXX_STANDARD 17 LIBRARY_OUTPUT_DIRECTORY ${VENDOR_TWIN})
 target_link_options(airfuse_vendor_twin PRIVATE -Wl,--no-undefined)
 add_dependencies(airfuse_vendor_twin vendor_kernel_tiling)
+
+# The deliberately broken kernels of tests/kernels/broken (the home-made twin's negative tests),
+# compiled the same way, so tests/vendor/test_vendor_api_twin_checks.py can hold each against
+# the vendor-API twin too.
+set(VENDOR_TWIN_BROKEN_OBJECTS)
+foreach(source broken_kernels broken_views)
+  set(object ${VENDOR_TWIN}/kernels/${source}.o)
+  add_custom_command(
+    OUTPUT ${object}
+    COMMAND ${CMAKE_CXX_COMPILER} ${VENDOR_TWIN_FLAGS} -Winvalid-pch -include ${VENDOR_TWIN_PRELUDE}
+            -c ${AIRFUSE_ROOT}/tests/kernels/broken/${source}.cpp -o ${object} -MD -MF ${object}.d -MT ${object}
+    DEPENDS ${AIRFUSE_ROOT}/tests/kernels/broken/${source}.cpp ${VENDOR_TWIN_PRELUDE}.gch
+    DEPFILE ${object}.d
+    COMMENT "vendor-API twin: tests/kernels/broken/${source}.cpp"
+    VERBATIM)
+  list(APPEND VENDOR_TWIN_BROKEN_OBJECTS ${object})
+endforeach()
+add_library(airfuse_vendor_twin_broken SHARED ${VENDOR_TWIN_BROKEN_OBJECTS})
+set_target_properties(airfuse_vendor_twin_broken PROPERTIES LINKER_LANGUAGE CXX LIBRARY_OUTPUT_DIRECTORY ${VENDOR_TWIN})
+target_link_libraries(airfuse_vendor_twin_broken PRIVATE airfuse_vendor_twin)
+target_link_options(airfuse_vendor_twin_broken PRIVATE -Wl,--no-undefined)

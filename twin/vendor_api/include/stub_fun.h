@@ -40,6 +40,9 @@ void set_padding(uint64_t bits);
 void set_l1_3d_size(uint64_t bytes);
 void set_atomic_none();
 void dcci(void* gm, uint64_t entire);
+// Cross-core flags (SyncAll): config = 1 | mode << 4 | flag id << 8 (dav_c220 GetffstMsg).
+void ffts_cross_core_sync(pipe_t pipe, uint64_t config);
+void wait_flag_dev(int64_t flagId);
 // ---- scalar bit operations (TPipe's event-id pool) ----
 int64_t sff0(uint64_t bits);
 uint64_t sbitset0(uint64_t bits, int64_t index);

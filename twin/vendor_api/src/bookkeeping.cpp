@@ -4,7 +4,6 @@
 // kernel_tquebind_impl.h), whose implementation is not public. Here they tell the core model where
 // the unified buffer is and keep each queue buffer's state.
 #include <cstring>
-#include <map>
 #include "core_model.h"
 #include "kernel_fp16.h"
 #include "kernel_bf16.h"
@@ -31,9 +30,6 @@ namespace {
 // Hardware::UB in impl/utils/common_types.h (GM, UB, L1, ...).
 constexpr uint8_t kHardwareUb = 1;
 
-// A queue buffer's life (the TQue discipline): Alloc takes a free one, EnQue hands it to the
-// consumer, DeQue receives it, Free returns it.
-enum class BufState { Free, Allocated, Enqueued, Dequeued };
 const char* Name(BufState s) {
     switch (s) {
         case BufState::Free: return "free";
@@ -43,19 +39,26 @@ const char* Name(BufState s) {
     }
     return "?";
 }
-std::map<uint64_t, BufState> gBuffers;
+long long UbOffset(uint64_t addr) { return (long long)(addr - uint64_t(uintptr_t(Cur().ub))); }
+
+Core::QueueBuffer& Find(const char* call, uint64_t addr) {
+    auto it = Cur().queueBuffers.find(addr);
+    if (it == Cur().queueBuffers.end()) Fail(call, Fmt("no InitBuffer made a TQue buffer at UB offset %lld", UbOffset(addr)));
+    return it->second;
+}
 
 void Move(const char* call, uint64_t addr, BufState from, BufState to) {
-    auto it = gBuffers.find(addr);
-    BufState now = it == gBuffers.end() ? BufState::Free : it->second;
-    if (now != from)
-        Fail(call, Fmt("the buffer at UB offset %lld is %s, not %s", (long long)(addr - uint64_t(uintptr_t(Cur().ub))), Name(now), Name(from)));
-    gBuffers[addr] = to;
+    Core::QueueBuffer& q = Find(call, addr);
+    if (q.state != from) Fail(call, Fmt("the buffer at UB offset %lld is %s, not %s", UbOffset(addr), Name(q.state), Name(from)));
+    q.state = to;
 }
 }  // namespace
 
-void ResetBookkeeping() { gBuffers.clear(); }
-
+void CheckQueueBuffersFree() {
+    for (const auto& [addr, q] : Cur().queueBuffers)
+        if (q.state != BufState::Free)
+            Fail("kernel end", Fmt("the TQue buffer at UB offset %lld is still %s (FreeTensor after its last use)", UbOffset(addr), Name(q.state)));
+}
 }  // namespace airfuse_vendor_twin
 
 using namespace airfuse_vendor_twin;
@@ -63,6 +66,9 @@ using namespace airfuse_vendor_twin;
 void AscendCBufAbsAddr(uint8_t hardware, uint64_t addr, uint32_t bytes) {
     if (hardware != kHardwareUb) return;  // L1, L0A/B/C, BIAS, FIXBUF: not on the vector core's path
     Core& c = Cur();
+    // Each TPipe construction reports the unified buffer once; a kernel constructs one TPipe, as
+    // the home-made twin requires.
+    if (c.ub) Fail("AscendCBufAbsAddr (TPipe)", "a second TPipe: a kernel constructs one TPipe, which owns the unified buffer");
     c.ub = reinterpret_cast<uint8_t*>(uintptr_t(addr));
     c.ubBytes = bytes;
     // Every block's TPipe starts here. Fresh UB holds whatever was there: poisoned (NaN for float
@@ -71,22 +77,31 @@ void AscendCBufAbsAddr(uint8_t hardware, uint64_t addr, uint32_t bytes) {
     c.order.Reset(bytes);
 }
 
+// InitBuffer: `num` buffers of `bytes` (already rounded up to 32 B) one after another from `addr`
+// (kernel_tpipe_impl.h InitBuffer); a TQue's start free, a TBuf's are the kernel's for good.
 void AscendCBufInit(uint8_t position, uint8_t isTBuf, uint8_t num, uint64_t addr, uint32_t bytes) {
     (void)position;
-    (void)isTBuf;
-    CheckUb("AscendCBufInit", "InitBuffer", reinterpret_cast<void*>(uintptr_t(addr)), uint64_t(num) * bytes);
+    CheckInsideUb("AscendCBufInit", "InitBuffer", reinterpret_cast<void*>(uintptr_t(addr)), uint64_t(num) * bytes);
+    if (isTBuf) return;
+    for (uint64_t i = 0; i < num; ++i) Cur().queueBuffers[addr + i * bytes] = {bytes, BufState::Free};
 }
 
 void AscendCQueCreate(uint8_t, uint8_t, int32_t) {}
 
 void AscendCBufAlloc(uint8_t hardware, uint8_t, uint64_t addr, uint64_t bytes) {
-    if (hardware == kHardwareUb) CheckUb("AscendCBufAlloc", "AllocTensor", reinterpret_cast<void*>(uintptr_t(addr)), bytes);
+    if (hardware == kHardwareUb) {
+        // A buffer comes back holding whatever its last user left: poisoned and unwritten, as the
+        // home-made twin does, so a kernel that reads it before writing fails.
+        uint64_t offset = CheckInsideUb("AscendCBufAlloc", "AllocTensor", reinterpret_cast<void*>(uintptr_t(addr)), bytes);
+        std::memset(Cur().ub + offset, 0xff, bytes);
+        Cur().order.MarkUnwritten(offset, bytes);
+    }
     Move("AscendCBufAlloc (AllocTensor)", addr, BufState::Free, BufState::Allocated);
 }
 
 // TBuf::Get: the whole buffer (or GetWithOffset's part), which stays the kernel's (no queue state).
 void AscendCBufGet(uint8_t, uint8_t hardware, uint64_t addr, uint32_t bytes) {
-    if (hardware == kHardwareUb) CheckUb("AscendCBufGet", "TBuf::Get", reinterpret_cast<void*>(uintptr_t(addr)), bytes);
+    if (hardware == kHardwareUb) CheckInsideUb("AscendCBufGet", "TBuf::Get", reinterpret_cast<void*>(uintptr_t(addr)), bytes);
 }
 
 void AscendCBufEnque(uint8_t, uint8_t, uint8_t, uint64_t addr) { Move("AscendCBufEnque (EnQue)", addr, BufState::Allocated, BufState::Enqueued); }
@@ -94,10 +109,9 @@ void AscendCBufEnque(uint8_t, uint8_t, uint8_t, uint64_t addr) { Move("AscendCBu
 void AscendCBufDeque(uint8_t, uint8_t, uint8_t, uint64_t addr) { Move("AscendCBufDeque (DeQue)", addr, BufState::Enqueued, BufState::Dequeued); }
 
 void AscendCBufFree(uint8_t, uint8_t, uint64_t addr, uint64_t) {
-    auto it = gBuffers.find(addr);
-    if (it == gBuffers.end() || it->second == BufState::Free)
-        Fail("AscendCBufFree (FreeTensor)", Fmt("the buffer at UB offset %lld is not in use", (long long)(addr - uint64_t(uintptr_t(Cur().ub)))));
-    it->second = BufState::Free;
+    Core::QueueBuffer& q = Find("AscendCBufFree (FreeTensor)", addr);
+    if (q.state == BufState::Free) Fail("AscendCBufFree (FreeTensor)", Fmt("the buffer at UB offset %lld is not in use", UbOffset(addr)));
+    q.state = BufState::Free;
 }
 
 // TBufPool bookkeeping: airfuse's kernels use no TBufPool; TQue reports to it only when it has one.

@@ -9,8 +9,7 @@
 
 namespace airfuse_vendor_twin {
 
-Core gCore;
-bool gInLaunch = false;
+Core* gRunning = nullptr;
 
 std::string Fmt(const char* fmt, ...) {
     char buf[1024];
@@ -22,23 +21,38 @@ std::string Fmt(const char* fmt, ...) {
 }
 
 Core& Cur() {
-    if (!gInLaunch) throw Failure("a CCE intrinsic was called outside a vendor-API twin launch");
-    return gCore;
+    if (!gRunning) throw Failure("a CCE intrinsic was called outside a vendor-API twin launch");
+    return *gRunning;
 }
 
 void Fail(const char* intrinsic, const std::string& what) {
     Core& c = Cur();
-    throw Failure(Fmt("kernel %s, block %lld/%lld: %s: ", c.kernel, (long long)c.blockIdx, (long long)c.blockNum, intrinsic) + what);
+    c.lastFailure = Fmt("kernel %s, block %lld/%lld: %s: ", c.kernel, (long long)c.blockIdx, (long long)c.blockNum, intrinsic) + what;
+    throw Failure(c.lastFailure);
+}
+
+uint64_t CheckInsideUb(const char* call, const char* operand, const void* p, uint64_t bytes) {
+    Core& c = Cur();
+    if (!c.ub) Fail(call, Fmt("%s: no unified buffer yet (no TPipe was constructed)", operand));
+    auto* b = static_cast<const uint8_t*>(p);
+    if (b < c.ub || b + bytes > c.ub + c.ubBytes)
+        Fail(call, Fmt("%s: %llu bytes at UB offset %lld exceed the %llu-byte unified buffer", operand, (unsigned long long)bytes,
+                       (long long)(b - c.ub), (unsigned long long)c.ubBytes));
+    return uint64_t(b - c.ub);
 }
 
 uint64_t CheckUb(const char* intrinsic, const char* operand, const void* p, uint64_t bytes) {
+    uint64_t offset = CheckInsideUb(intrinsic, operand, p, bytes);
     Core& c = Cur();
-    if (!c.ub) Fail(intrinsic, Fmt("%s: no unified buffer yet (no TPipe was constructed)", operand));
-    auto* b = static_cast<const uint8_t*>(p);
-    if (b < c.ub || b + bytes > c.ub + c.ubBytes)
-        Fail(intrinsic, Fmt("%s: %llu bytes at UB offset %lld exceed the %llu-byte unified buffer", operand, (unsigned long long)bytes,
-                            (long long)(b - c.ub), (unsigned long long)c.ubBytes));
-    return uint64_t(b - c.ub);
+    // A vector operand is checked by its start (bytes 0): its elements are walked by the engine.
+    uint64_t addr = uint64_t(uintptr_t(p)), end = addr + (bytes ? bytes : 1);
+    auto it = c.queueBuffers.upper_bound(addr);
+    if (it != c.queueBuffers.begin()) --it;
+    for (; it != c.queueBuffers.end() && it->first < end; ++it)
+        if (it->first + it->second.bytes > addr && it->second.state == BufState::Free)
+            Fail(intrinsic, Fmt("%s: UB offset %llu lies in the TQue buffer at UB offset %llu, which is free (used after FreeTensor "
+                                "or before AllocTensor)", operand, (unsigned long long)offset, (unsigned long long)(it->first - uint64_t(uintptr_t(c.ub)))));
+    return offset;
 }
 
 void CheckGm(const char* intrinsic, const char* operand, const void* p, uint64_t bytes) {

@@ -6,6 +6,7 @@
 // buffers of the launch.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,9 +31,17 @@ struct GmBuffer {
 
 enum class Space { Ub, Gm };
 
+// A queue buffer's life (the TQue discipline, src/bookkeeping.cpp): Alloc takes a free one, EnQue
+// hands it to the consumer, DeQue receives it, Free returns it.
+enum class BufState { Free, Allocated, Enqueued, Dequeued };
+
+// ffts_cross_core_sync / wait_flag_dev (src/blocks.cpp): the 16 cross-core flag ids.
+constexpr int kCrossCoreFlags = 16;
+
 struct Core {
     const char* kernel = "";
     int64_t blockIdx = 0, blockNum = 1;
+    uint32_t vectorCores = 0;  // of the launch's chip: how many blocks can be resident at once
     uint8_t* ub = nullptr;  // the vendor's UB array (AscendCBufAbsAddr of Hardware::UB)
     uint64_t ubBytes = 0;
     const std::vector<GmBuffer>* gm = nullptr;
@@ -48,9 +57,21 @@ struct Core {
     // set_flag/wait_flag: one flag per (source pipe, destination pipe, event id).
     bool flags[16][16][8] = {};
     PipeOrder order;
+    struct QueueBuffer {
+        uint64_t bytes;
+        BufState state;
+    };
+    std::map<uint64_t, QueueBuffer> queueBuffers;  // TQue buffers by UB address, from InitBuffer
+    // How often this block has set each cross-core flag (ffts_cross_core_sync) and waited on it.
+    int64_t crossCoreSets[kCrossCoreFlags] = {}, crossCoreWaits[kCrossCoreFlags] = {};
     Instr accumulatorWriter{kPipeV, 0, nullptr};  // the vcadd whose sum get_acc_val reads
+    // The last failure raised on this block: a Failure thrown inside a destructor (TPipe's, which
+    // waits its queues' flags) ends in std::terminate and SIGABRT, and is reported from here.
+    std::string lastFailure;
 };
 
+// The running block's core (src/blocks.cpp switches it); every intrinsic acts on it.
+extern Core* gRunning;
 Core& Cur();
 
 // Mutation testing (twin_drop_sync, launch.cpp): the `index`-th set_flag from -> to of the
@@ -65,7 +86,12 @@ struct DroppedSync {
 extern DroppedSync gDropped;
 
 // `bytes` at `p` lie in the unified buffer (returns the offset) or in one GM buffer of the launch.
+// CheckUb is an instruction's operand: it must also not touch a TQue buffer that is free (after
+// FreeTensor, or before its first AllocTensor); CheckInsideUb is the bookkeeping calls' bounds check.
+uint64_t CheckInsideUb(const char* call, const char* operand, const void* p, uint64_t bytes);
 uint64_t CheckUb(const char* intrinsic, const char* operand, const void* p, uint64_t bytes);
+// At a block's end: every TQue buffer is free again (FreeTensor after its last use).
+void CheckQueueBuffersFree();
 void CheckGm(const char* intrinsic, const char* operand, const void* p, uint64_t bytes);
 
 }  // namespace airfuse_vendor_twin

@@ -21,6 +21,18 @@ Instr PipeOrder::Issue(Pipe p, const char* name) {
     return Instr{p, ++issued_[p], name};
 }
 
+namespace {
+// The bytes of [offset, offset + bytes) inside 32 B block `b` still hold AllocTensor's poison. The
+// scalar unit's stores into UB are plain host stores in the CPU-debug headers, which no intrinsic
+// sees: a block they changed counts as written.
+bool StillPoisoned(uint64_t offset, uint64_t bytes, uint64_t b) {
+    const uint8_t* ub = Cur().ub;
+    for (uint64_t i = std::max(offset, b * 32); i < std::min(offset + bytes, b * 32 + 32); ++i)
+        if (ub[i] != 0xff) return false;
+    return true;
+}
+}  // namespace
+
 // An access conflicts with an earlier one unless the accessing pipe knows that one complete.
 void PipeOrder::Check(const Instr& in, const char* operand, uint64_t block, Pipe other, const Access& earlier, const char* kind) const {
     if (earlier.seq == 0 || (other == in.pipe && earlier.seq == in.seq) || known_[in.pipe][other] >= earlier.seq) return;
@@ -40,12 +52,21 @@ void PipeOrder::Touch(const Instr& in, const char* operand, uint64_t ubOffset, u
             for (int q = 0; q < kPipes; ++q) Check(in, operand, b, Pipe(q), blk.readers[q], "writes (WAR)");
             blk.writerPipe = in.pipe;
             blk.writer = {in.seq, in.name};
+            blk.unwritten = false;
             for (Access& r : blk.readers) r = Access{};
         } else {
+            if (blk.unwritten && StillPoisoned(ubOffset, bytes, b))
+                Fail(in.name, Fmt("%s, UB block at offset %llu, is read before anything wrote it since its AllocTensor "
+                                  "(fresh UB holds stale data)", operand, (unsigned long long)b * 32));
+            blk.unwritten = false;
             Check(in, operand, b, blk.writerPipe, blk.writer, "reads (RAW)");
             blk.readers[in.pipe] = {in.seq, in.name};
         }
     }
+}
+
+void PipeOrder::MarkUnwritten(uint64_t ubOffset, uint64_t bytes) {
+    for (uint64_t b = ubOffset / 32; b < (ubOffset + bytes + 31) / 32 && b < ub_.size(); ++b) ub_[b].unwritten = true;
 }
 
 void PipeOrder::ReadResult(const Instr& in, const Instr& writer, const char* what) const {

@@ -27,6 +27,9 @@ public:
     void Reset(uint64_t ubBytes);
     Instr Issue(Pipe p, const char* name);
     void Touch(const Instr& in, const char* operand, uint64_t ubOffset, uint64_t bytes, bool write);
+    // AllocTensor: the buffer holds stale data until something writes it; a read of bytes still
+    // holding the poison stops the launch.
+    void MarkUnwritten(uint64_t ubOffset, uint64_t bytes);
     // A result held outside the unified buffer (vcadd's accumulator), written by `writer`.
     void ReadResult(const Instr& in, const Instr& writer, const char* what) const;
     void SetFlag(Pipe from, Pipe to, int id);
@@ -43,6 +46,7 @@ private:
         Pipe writerPipe = kPipeS;
         Access writer;
         Access readers[kPipes];
+        bool unwritten = false;
     };
     // `operand` of `in` at UB block `block` (kNotUb: a result outside UB) against an earlier access.
     static constexpr uint64_t kNotUb = ~uint64_t(0);

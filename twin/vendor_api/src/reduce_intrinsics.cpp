@@ -63,8 +63,18 @@ void vbrcb(uint32_t* dst, uint32_t* src, uint16_t dstBlockStride, uint16_t dstRe
     Core& c = Cur();
     uint8_t* d = reinterpret_cast<uint8_t*>(dst);
     Instr in = c.order.Issue(kPipeV, "vbrcb");
-    c.order.Touch(in, "src", CheckUb("vbrcb", "src", src, uint64_t(repeat) * 8 * sizeof(uint32_t)), uint64_t(repeat) * 8 * sizeof(uint32_t), false);
-    if (CheckUb("vbrcb", "dst", d, 0) % 32) Fail("vbrcb", "dst is not 32 B-aligned");
+    uint64_t srcBytes = uint64_t(repeat) * 8 * sizeof(uint32_t);
+    uint64_t srcAt = CheckUb("vbrcb", "src", src, srcBytes), dstAt = CheckUb("vbrcb", "dst", d, 0);
+    if (dstAt % 32) Fail("vbrcb", "dst is not 32 B-aligned");
+    // Brcb.md's constraints: a dst block stride of 0 is undefined behaviour, and src and dst must
+    // not share memory (refused for any overlap of src with the span dst's blocks cover).
+    if (dstBlockStride == 0) Fail("vbrcb", "dst block stride 0 is not supported (Brcb.md: undefined behaviour)");
+    uint64_t dstSpan = repeat ? ((uint64_t(repeat) - 1) * dstRepeatStride + 7 * uint64_t(dstBlockStride) + 1) * 32 : 0;
+    if (srcAt < dstAt + dstSpan && dstAt < srcAt + srcBytes)
+        Fail("vbrcb", Fmt("src UB [%llu, %llu) overlaps dst's span [%llu, %llu): src and dst must not share memory (Brcb.md)",
+                          (unsigned long long)srcAt, (unsigned long long)(srcAt + srcBytes), (unsigned long long)dstAt,
+                          (unsigned long long)(dstAt + dstSpan)));
+    c.order.Touch(in, "src", srcAt, srcBytes, false);
     for (uint32_t r = 0; r < repeat; ++r)
         for (uint32_t j = 0; j < 8; ++j) {
             uint8_t* block = d + (uint64_t(r) * dstRepeatStride + uint64_t(j) * dstBlockStride) * 32;

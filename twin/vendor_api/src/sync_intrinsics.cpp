@@ -1,8 +1,10 @@
 // Synchronisation, control registers and scalar bit operations. The model runs one core's
-// instructions in program order, so flags and barriers order nothing here yet; what it checks is
-// what would hang or lose a flag on the hardware. Semantics: CANN's SetFlag/WaitFlag(ISASI).md,
-// PipeBarrier(ISASI).md, SetMaskCount.md / SetMaskNorm.md / SetVectorMask.md, and the callers in
-// asc-devkit impl/basic_api (kernel_tpipe_impl.h's event-id pool for sff0/sbitset).
+// instructions in program order; flags and barriers feed the per-pipe ordering checks
+// (pipe_order.h), and what would hang or lose a flag on the hardware stops the launch.
+// Semantics: CANN's SetFlag/WaitFlag(ISASI).md, PipeBarrier(ISASI).md, SetMaskCount.md /
+// SetMaskNorm.md / SetVectorMask.md, and the callers in asc-devkit impl/basic_api
+// (kernel_tpipe_impl.h's event-id pool for sff0/sbitset).
+#include "blocks.h"
 #include "core_model.h"
 #include "kernel_fp16.h"
 #include "kernel_bf16.h"
@@ -95,6 +97,35 @@ void set_padding(uint64_t) { Cur(); }
 void set_l1_3d_size(uint64_t) { Cur(); }
 // Atomic accumulation into GM off: the only mode the model implements (the set_atomic_add family refuses).
 void set_atomic_none() { Cur(); }
+
+// Cross-core flags, as SyncAll uses them (dav_c220 SyncAllImpl: PipeBarrier<PIPE_ALL>, then
+// ffts_cross_core_sync(PIPE_MTE3, GetffstMsg(0, SYNC_AIV_ONLY_ALL)), then wait_flag_dev of that id;
+// CrossCoreSetFlag(ISASI).md, SyncAll.md): in mode 0 every vector core of the launch sets the flag,
+// and a core's wait returns once all of them have. Only mode 0 is modelled (modes 1 and 2 pair the
+// cube core with its vector cores). The cores can meet only if all are resident at once: a launch
+// with more blocks than the chip has vector cores would hang (SyncAll.md 约束说明).
+void ffts_cross_core_sync(pipe_t pipe, uint64_t config) {
+    Core& c = Cur();
+    unsigned mode = unsigned(config >> 4 & 0x3), flag = unsigned(config >> 8 & 0xf);
+    if ((config & 1) == 0 || mode != 0)
+        Fail("ffts_cross_core_sync", Fmt("config 0x%llx: only mode 0 (every vector core of the launch) is modelled", (unsigned long long)config));
+    if (pipe != PIPE_MTE3 && pipe != PIPE_S && pipe != PIPE_V && pipe != PIPE_MTE2)
+        Fail("ffts_cross_core_sync", Fmt("pipe %d is not a vector core's pipe", int(pipe)));
+    if (c.blockNum > int64_t(c.vectorCores))
+        Fail("ffts_cross_core_sync", Fmt("%lld blocks on a chip of %u vector cores: blocks that are not resident cannot meet, the cores would hang",
+                                         (long long)c.blockNum, c.vectorCores));
+    ++c.crossCoreSets[flag];
+}
+
+void wait_flag_dev(int64_t flagId) {
+    Core& c = Cur();
+    if (flagId < 0 || flagId >= kCrossCoreFlags) Fail("wait_flag_dev", Fmt("flag %lld is not one of the 16 cross-core flags", (long long)flagId));
+    int64_t waits = ++c.crossCoreWaits[flagId];
+    if (c.crossCoreSets[flagId] < waits)
+        Fail("wait_flag_dev", Fmt("flag %lld: this block's wait %lld comes before its own set %lld; the wait needs every block's, its own too (the core would hang)",
+                                  (long long)flagId, (long long)waits, (long long)waits));
+    WaitForEveryBlock(int(flagId));
+}
 
 // Clean-and-invalidate of the scalar data cache over the line holding `gm`: no data cache is
 // modelled (scalar GM access reads and writes GM directly), so only the address is checked.
