@@ -37,6 +37,9 @@ CAUGHT = {
     "broken_missing_mte2_v": r"vmuls: src, UB block at offset 0, \(pipe V\) reads \(RAW\) after copy_gm_to_ubuf",
     "broken_missing_v_mte3": r"copy_ubuf_to_gm: src, UB block at offset 0, \(pipe MTE3\) reads \(RAW\) after vmuls",
     "broken_missing_vector_barrier": r"vmuls: src, UB block at offset 256, \(pipe V\) reads \(RAW\) after vmuls",
+    "broken_missing_mte3_mte2": r"copy_gm_to_ubuf: src, GM byte 0 of x, \(pipe MTE2\) reads \(RAW\) what this block's MTE3 instruction 1 stored",
+    "broken_missing_mte2_mte3": r"copy_ubuf_to_gm: dst, GM byte 0 of x, \(pipe MTE3\) writes \(WAR\) what this block's MTE2 instruction 1 is still loading",
+    "broken_cross_core_race": r"copy_ubuf_to_gm: dst, GM byte 0 of x, overwrites what block 0 read with no SyncAll between them: cross-core race",
     "broken_gather_outside_src": r"vgather: offset 256 bytes lies outside the 64-element source",
     "broken_gather_unaligned_offset": r"vgather: offset 2 is not element-aligned",
     "broken_brcb_overlap": r"vbrcb: src UB \[128, 160\) overlaps dst's span \[0, 256\)",
@@ -68,9 +71,6 @@ VENDOR_MESSAGES = {
 }
 # Broken kernels that run to their end here, and why the intrinsic level does not see it yet.
 NOT_CAUGHT_YET = {
-    "broken_cross_core_race": "GM accesses are not yet compared across blocks between SyncAlls",
-    "broken_missing_mte3_mte2": "GM ordering between MTE3 and MTE2 of one core is not modelled yet (UB only)",
-    "broken_missing_mte2_mte3": "GM ordering between MTE2 and MTE3 of one core is not modelled yet (UB only)",
     "broken_missing_v_s": "the scalar unit's UB reads (LocalTensor::GetValue) are plain host loads in the CPU-debug headers",
     "broken_scalar_gm_store": "GlobalTensor::SetValue is a plain host store in the CPU-debug headers",
     "broken_gm_size": "a GlobalTensor's declared size is not passed to any intrinsic (only copies are bounded, by the launch's buffers)",

@@ -90,7 +90,7 @@ set_target_properties(vendor_twin_print_lock PROPERTIES POSITION_INDEPENDENT_COD
 # The core model, and the tiling entry points of the home-made twin (op_host's tiling core only).
 add_library(airfuse_vendor_twin SHARED
   ${VENDOR_TWIN_DIR}/src/core_model.cpp ${VENDOR_TWIN_DIR}/src/bookkeeping.cpp ${VENDOR_TWIN_DIR}/src/sync_intrinsics.cpp
-  ${VENDOR_TWIN_DIR}/src/copy_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/vector_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/reduce_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/pipe_order.cpp ${VENDOR_TWIN_DIR}/src/launch.cpp ${VENDOR_TWIN_DIR}/src/blocks.cpp ${VENDOR_TWIN_DIR}/src/host_runtime.cpp
+  ${VENDOR_TWIN_DIR}/src/copy_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/vector_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/reduce_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/pipe_order.cpp ${VENDOR_TWIN_DIR}/src/gm_order.cpp ${VENDOR_TWIN_DIR}/src/launch.cpp ${VENDOR_TWIN_DIR}/src/blocks.cpp ${VENDOR_TWIN_DIR}/src/host_runtime.cpp
   ${AIRFUSE_ROOT}/twin/src/capi.cpp $<TARGET_OBJECTS:vendor_twin_api_check> $<TARGET_OBJECTS:vendor_twin_print_lock> ${VENDOR_TWIN_OBJECTS})
 target_include_directories(airfuse_vendor_twin PRIVATE ${VENDOR_TWIN_DIR}/include ${AIRFUSE_ROOT}/vendor_check/include ${CPUDEBUG}/include ${ASC}/impl/basic_api
                            ${AIRFUSE_ROOT}/op_host/tiling ${AIRFUSE_ROOT}/kernels)

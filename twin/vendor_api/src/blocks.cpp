@@ -145,6 +145,7 @@ std::string Stuck(const Launch& l) {
 bool RunBlocks(const LaunchSpec& spec, uint64_t& bytesRead, uint64_t& bytesWritten, std::string& why) {
     Launch l;
     l.spec = &spec;
+    GmOrder gmOrder(*spec.gm);
     for (uint32_t i = 0; i < spec.blockDim; ++i) {
         auto b = std::make_unique<Block>();
         b->core.kernel = spec.kernel;
@@ -152,6 +153,7 @@ bool RunBlocks(const LaunchSpec& spec, uint64_t& bytesRead, uint64_t& bytesWritt
         b->core.blockNum = spec.blockDim;
         b->core.vectorCores = spec.vectorCores;
         b->core.gm = spec.gm;
+        b->core.gmOrder = &gmOrder;
         l.blocks.push_back(std::move(b));
     }
     block_num = spec.blockDim;

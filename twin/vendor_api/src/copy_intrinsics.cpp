@@ -39,6 +39,7 @@ void In(const char* intrinsic, uint8_t* ub, const uint8_t* gm, const Bursts& b, 
     for (uint16_t i = 0; i < b.n; ++i) {
         uint8_t* to = ub + i * b.ubStep;
         c.order.Touch(in, "dst", uint64_t(to - c.ub), b.ubBurst, true);
+        c.gmOrder->Touch(c, in, "src", gm + i * b.gmStep, b.burst, false);
         // What the padding does not define stays undefined on the hardware: poisoned (NaN for
         // float types), so a kernel that reads it fails its comparison.
         std::memset(to, 0xff, b.ubBurst);
@@ -57,6 +58,7 @@ void Out(const char* intrinsic, uint8_t* gm, const uint8_t* ub, const Bursts& b)
     Instr in = c.order.Issue(kPipeMte3, intrinsic);
     for (uint16_t i = 0; i < b.n; ++i) {
         c.order.Touch(in, "src", uint64_t(ub + i * b.ubStep - c.ub), b.burst, false);
+        c.gmOrder->Touch(c, in, "dst", gm + i * b.gmStep, b.burst, true);
         std::memcpy(gm + i * b.gmStep, ub + i * b.ubStep, b.burst);
     }
     c.gmWritten += uint64_t(b.n) * b.burst;

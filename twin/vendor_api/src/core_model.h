@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 #include "cce_intrinsic_names.h"
+#include "gm_order.h"
 #include "pipe_order.h"
 
 namespace airfuse_vendor_twin {
@@ -64,6 +65,8 @@ struct Core {
     std::map<uint64_t, QueueBuffer> queueBuffers;  // TQue buffers by UB address, from InitBuffer
     // How often this block has set each cross-core flag (ffts_cross_core_sync) and waited on it.
     int64_t crossCoreSets[kCrossCoreFlags] = {}, crossCoreWaits[kCrossCoreFlags] = {};
+    uint16_t syncEpoch = 0;      // how many times this block's cores have all met (wait_flag_dev)
+    GmOrder* gmOrder = nullptr;  // the launch's, shared by its blocks
     Instr accumulatorWriter{kPipeV, 0, nullptr};  // the vcadd whose sum get_acc_val reads
     // The last failure raised on this block: a Failure thrown inside a destructor (TPipe's, which
     // waits its queues' flags) ends in std::terminate and SIGABRT, and is reported from here.

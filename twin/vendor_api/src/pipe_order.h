@@ -36,6 +36,8 @@ public:
     void WaitFlag(Pipe from, Pipe to, int id);
     void Barrier(Pipe p);
     void BarrierAll();
+    // Pipe p knows `other`'s instruction `seq` complete.
+    bool Knows(Pipe p, Pipe other, uint64_t seq) const { return known_[p][other] >= seq; }
 
 private:
     struct Access {

@@ -125,6 +125,7 @@ void wait_flag_dev(int64_t flagId) {
         Fail("wait_flag_dev", Fmt("flag %lld: this block's wait %lld comes before its own set %lld; the wait needs every block's, its own too (the core would hang)",
                                   (long long)flagId, (long long)waits, (long long)waits));
     WaitForEveryBlock(int(flagId));
+    ++c.syncEpoch;
 }
 
 // Clean-and-invalidate of the scalar data cache over the line holding `gm`: no data cache is
