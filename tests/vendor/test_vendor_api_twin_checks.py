@@ -44,6 +44,7 @@ CAUGHT = {
     "broken_gather_unaligned_offset": r"vgather: offset 2 is not element-aligned",
     "broken_brcb_overlap": r"vbrcb: src UB \[128, 160\) overlaps dst's span \[0, 256\)",
     "broken_brcb_zero_block_stride": r"vbrcb: dst block stride 0 is not supported",
+    "broken_copy_into_veccalc": r"copy_gm_to_ubuf_align_b32: dst is in TPosition VECCALC; DataCopyPad GM -> UB takes VECIN or VECOUT only",
     "broken_sync_all": r"the blocks would hang; block 0 waits at wait_flag_dev\(14\) \(its wait 1\) for block 1 \(ended after setting it 0 times\)",
     "broken_bf16_add": VENDOR_STOPPED,
     "broken_bf16_cast_mode": VENDOR_STOPPED,
@@ -78,7 +79,6 @@ NOT_CAUGHT_YET = {
     "broken_system_workspace": "the system workspace's bounds are the launcher's, not an intrinsic's",
     "broken_release_fetched_event_id": "ReleaseEventID is a bit clear (sbitset0) on TPipe's pool word, which the model cannot tell from other scalar bit operations",
     "broken_reduce_tmp": "dav_c220's count-form ReduceSum accumulates with vcadd and never touches the tmp buffer; its documented size is an API rule",
-    "broken_copy_into_veccalc": "the copy intrinsics take addresses; the buffers' TPositions are not checked against the copy paths yet",
     "broken_sync_all_kernel_type": "KERNEL_TASK_TYPE_DEFAULT compiles to nothing in the CPU-debug headers: the kernel type is invisible",
     "broken_unregistered_tiling": "the CPU-debug GET_TILING_DATA_WITH_STRUCT copies the tiling whatever was registered",
 }
@@ -133,6 +133,26 @@ def test_not_caught_yet_still_runs(vendor_broken, symbol):
 def test_unmodelled_intrinsic_is_named(vendor_broken, symbol):
     with pytest.raises(twin.TwinError, match=f"{UNMODELLED[symbol]}: this intrinsic .* is not modelled"):
         run(vendor_broken, symbol)
+
+
+# The copy data paths of tests/kernels/test_twin_checks.py COPY_PATHS on the 910B, as (path, the
+# intrinsic its API reaches, the UB operand, the positions allowed), judged here by the TPosition of
+# the UB side's InitBuffer.
+COPY_PATHS = [("data_copy_in", "copy_gm_to_ubuf", "dst", ("VECIN",)), ("data_copy_strided_in", "copy_gm_to_ubuf", "dst", ("VECIN",)),
+              ("data_copy_out", "copy_ubuf_to_gm", "src", ("VECOUT",)), ("pad_in", "copy_gm_to_ubuf_align_b32", "dst", ("VECIN", "VECOUT")),
+              ("pad_out", "copy_ubuf_to_gm_align_b32", "src", ("VECIN", "VECOUT"))]
+
+
+@pytest.mark.parametrize("path,intrinsic,operand,allowed", COPY_PATHS, ids=[p[0] for p in COPY_PATHS])
+def test_copy_paths_are_the_home_made_twins(vendor_broken, path, intrinsic, operand, allowed):
+    for pos in ("VECIN", "VECOUT", "VECCALC"):
+        symbol = f"path_{path}_{pos.lower()}"
+        if pos in allowed:
+            run(vendor_broken, symbol)
+            continue
+        with pytest.raises(twin.TwinError, match=f"^kernel {symbol}, block 0/1: {intrinsic}: {operand} is in TPosition {pos}; .* takes "
+                                                 f"{' or '.join(allowed)} only$"):
+            run(vendor_broken, symbol)
 
 
 @pytest.mark.parametrize("symbol", ["correct_copy", "correct_cross_core", "correct_mul_add_dst", "correct_queue_limits", "pad_copy"])

@@ -80,8 +80,8 @@ void AscendCBufAbsAddr(uint8_t hardware, uint64_t addr, uint32_t bytes) {
 // InitBuffer: `num` buffers of `bytes` (already rounded up to 32 B) one after another from `addr`
 // (kernel_tpipe_impl.h InitBuffer); a TQue's start free, a TBuf's are the kernel's for good.
 void AscendCBufInit(uint8_t position, uint8_t isTBuf, uint8_t num, uint64_t addr, uint32_t bytes) {
-    (void)position;
     CheckInsideUb("AscendCBufInit", "InitBuffer", reinterpret_cast<void*>(uintptr_t(addr)), uint64_t(num) * bytes);
+    Cur().ubRegions[addr] = {uint64_t(num) * bytes, position};
     if (isTBuf) return;
     for (uint64_t i = 0; i < num; ++i) Cur().queueBuffers[addr + i * bytes] = {bytes, BufState::Free};
 }

@@ -63,6 +63,11 @@ struct Core {
         BufState state;
     };
     std::map<uint64_t, QueueBuffer> queueBuffers;  // TQue buffers by UB address, from InitBuffer
+    struct UbRegion {
+        uint64_t bytes;
+        uint8_t position;  // TPosition: 9 VECIN, 10 VECOUT, 11 VECCALC
+    };
+    std::map<uint64_t, UbRegion> ubRegions;  // every InitBuffer's (TQue or TBuf) by UB address
     // How often this block has set each cross-core flag (ffts_cross_core_sync) and waited on it.
     int64_t crossCoreSets[kCrossCoreFlags] = {}, crossCoreWaits[kCrossCoreFlags] = {};
     uint16_t syncEpoch = 0;      // how many times this block's cores have all met (wait_flag_dev)
