@@ -84,21 +84,6 @@ def vendor_api_twin():
         _selected_lib = previous
 
 
-@contextlib.contextmanager
-def vendor_sync_dropped(event: str, index: int = 0):
-    """On the vendor-API twin, launches inside run as if the ``index``-th (0-based, over the
-    launch's blocks in order) ``set_flag`` of ``event`` ("MTE2_V", "V_MTE3", ...) and the
-    ``wait_flag`` consuming it, or the ``index``-th ``pipe_barrier`` of ``event`` ("PIPE_V"), were
-    deleted from the kernel (twin/vendor_api/src/launch.cpp twin_drop_sync)."""
-    lib = _load(VENDOR_API_LIB)
-    if lib.twin_drop_sync(event.encode(), index):
-        raise TwinError(f"vendor_sync_dropped: unknown event or pipe {event!r}")
-    try:
-        yield
-    finally:
-        lib.twin_drop_sync(b"", 0)
-
-
 @functools.cache
 def _load(path: Path) -> ctypes.CDLL:
     if not path.exists():
@@ -120,11 +105,10 @@ def _load(path: Path) -> ctypes.CDLL:
     lib.twin_tiling_size.argtypes = [ctypes.c_char_p]
     lib.twin_tiling_size.restype = u32
     lib.twin_set_tiling_key.argtypes = [u64]
-    if path == VENDOR_API_LIB:
-        lib.twin_drop_sync.argtypes = [ctypes.c_char_p, ctypes.c_int64]
-        return lib  # the entry points below are the home-made twin's only
     lib.twin_sync_sites.argtypes = [ctypes.c_char_p, ctypes.c_int]
     lib.twin_disable_sync_site.argtypes = [ctypes.c_char_p]
+    if path == VENDOR_API_LIB:
+        return lib  # the cost entry points below are the home-made twin's only
     lib.twin_last_cost.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.c_int]
     cp = ctypes.POINTER(ctypes.c_char_p)
     lib.twin_cost_row.argtypes = [ctypes.c_int, cp, cp, ctypes.POINTER(ctypes.c_double), cp, ctypes.POINTER(ctypes.c_int), cp]

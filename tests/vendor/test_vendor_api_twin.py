@@ -5,14 +5,11 @@ branch) over airfuse's model of the AI core, and against the home-made headers. 
 bitwise equal and the GM bytes each launch moves equal. Where `make vendor-build` found no CANN
 open-source tree the tests skip with its reason (fail under AIRFUSE_REQUIRE_CANN_OPEN=1).
 """
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
 from airfuse import twin
+from vendor_scenarios import ON_910B, launches
 
 # The kernels the vendor-API twin builds (twin/vendor_api/build.cmake VENDOR_TWIN_KERNELS): add,
 # rms_norm, add_rms_norm, the activations, rope and rms_norm_grad.
@@ -20,15 +17,6 @@ ADD_DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 # Element counts: under one 32 B block, one core's partial tile, a single tile a core,
 # several cores with an unaligned tail.
 ADD_SIZES = [5, 17, 1000, 4096 * 3 + 7, 100_003]
-
-
-@pytest.fixture(scope="module")
-def vendor_api_twin(vendor_build, vendor_part_unchecked):
-    if vendor_build.joinpath("vendor_api_twin", "state.txt").is_file():
-        vendor_part_unchecked(vendor_build.joinpath("vendor_api_twin", "state.txt").read_text().strip())
-    if not twin.VENDOR_API_LIB.is_file():
-        pytest.fail(f"{twin.VENDOR_API_LIB} was not built; run `make vendor-build`")
-    return twin.vendor_api_twin
 
 
 def _inputs(n: int, dtype, seed: int):
@@ -180,27 +168,6 @@ def test_rms_norm_strategies_are_all_reached():
     assert keys == {1, 2, 3}
 
 
-# Syncs of add whose removal must stop the launch at the intrinsic level (twin/vendor_api/src/
-# pipe_order.h), as (dtype, event or pipe, which one of the launch, what is caught): the queue's
-# MTE2 -> V flag of y (the second of a block; x's, the first, is covered by y's, which fires only
-# after every earlier load), its V -> MTE3 flag before the store reads the result, and (half) the
-# vector barrier between the casts and the add that reads them.
-SYNC_MUTANTS = [
-    (torch.float32, "MTE2_V", 1, "vadd: src1, .* reads \\(RAW\\) after copy_gm_to_ubuf_align_b32"),
-    (torch.float32, "V_MTE3", 0, "copy_ubuf_to_gm_align_b32: src, .* reads \\(RAW\\) after vadd"),
-    (torch.float16, "PIPE_V", 0, "vadd: src0, .* reads \\(RAW\\) after vconv_f162f32"),
-]
-
-
-@pytest.mark.parametrize("dtype,event,index,caught", SYNC_MUTANTS, ids=lambda v: str(v))
-def test_sync_mutants_of_add_are_killed(vendor_api_twin, dtype, event, index, caught):
-    x, y = _inputs(4096, dtype, 1), _inputs(4096, dtype, 2)
-    with vendor_api_twin():
-        twin.add(x, y)  # the kernel as written runs
-        with twin.vendor_sync_dropped(event, index), pytest.raises(twin.TwinError, match=caught):
-            twin.add(x, y)
-
-
 def test_vendor_api_twin_refuses_what_it_cannot_do(vendor_api_twin):
     x = torch.ones(64)
     with vendor_api_twin():
@@ -210,64 +177,10 @@ def test_vendor_api_twin_refuses_what_it_cannot_do(vendor_api_twin):
             twin.add(x, x, chip="Ascend310P3")
 
 
-def _mutation_scenarios():
-    """tests/kernels/test_sync_mutations.py's scenarios: every path of each kernel, chosen there."""
-    kernels_tests = Path(__file__).resolve().parents[1] / "kernels"
-    sys.path.insert(0, str(kernels_tests))
-    try:
-        spec = importlib.util.spec_from_file_location("sync_mutation_scenarios", kernels_tests / "test_sync_mutations.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(kernels_tests))
-    return module
-
-
-SCENARIOS = _mutation_scenarios()
-# The 910B scenarios (the vendor-API twin runs the dav_c220 builds), each launch on both twins.
-ON_910B = [
-    *(("rms_norm", s) for s in SCENARIOS.NORM_SCENARIOS if s[0] != SCENARIOS.P3),
-    *(("add_rms_norm", s) for s in SCENARIOS.ADD_NORM_SCENARIOS if s[0] != SCENARIOS.P3),
-    *(("rope", s) for s in SCENARIOS.ROPE_SCENARIOS if s[0] != SCENARIOS.P3),
-    *(("add", s) for s in SCENARIOS.ADD_SCENARIOS if s[0] != SCENARIOS.P3),
-    *(("act", s) for s in SCENARIOS.ACT_SCENARIOS if s[0] != SCENARIOS.P3),
-]
-
-
-def _launches(kind, scenario):
-    """The launches of one scenario, as test_sync_mutations makes them, as (name, thunk) pairs."""
-    gen = torch.Generator().manual_seed(4)
-    rand = lambda shape, dtype: torch.randn(shape, generator=gen).to(dtype)  # noqa: E731
-    if kind in ("rms_norm", "add_rms_norm"):
-        chip, shape, x_dt, g_dt, bd = scenario
-        x, gamma, other = rand(shape, x_dt), rand(shape[-1:], g_dt), rand(shape, x_dt)
-        if kind == "add_rms_norm":
-            return [("add_rms_norm", lambda: twin.add_rms_norm(x, other, gamma, chip=chip, block_dim=bd))]
-        _, rstd = twin.rms_norm(x, gamma, 1e-6, chip=chip, block_dim=bd).outputs
-        return [("rms_norm", lambda: twin.rms_norm(x, gamma, 1e-6, chip=chip, block_dim=bd)),
-                ("rms_norm_backward", lambda: twin.rms_norm_backward(other, x, rstd, gamma, chip=chip, block_dim=bd))]
-    if kind == "rope":
-        chip, x_shape, t_shape, x_dt, t_dt, mode, bd = scenario
-        x, cos, sin = rand(x_shape, x_dt), rand(t_shape, t_dt), rand(t_shape, t_dt)
-        return [(name, lambda run=run: run(x, cos, sin, mode, chip=chip, block_dim=bd))
-                for name, run in (("rope", twin.rope), ("rope_backward", twin.rope_backward))]
-    if kind == "add":
-        chip, shape, dt, bd = scenario
-        x, y = rand(shape, dt), rand(shape, dt)
-        return [("add", lambda: twin.add(x, y, chip=chip, block_dim=bd))]
-    chip, shape, dt, bd = scenario
-    a, b, dy = rand(shape, dt), rand(shape, dt), rand(shape, dt)
-    x = torch.cat([a, b], -1)
-    return [("swiglu", lambda: twin.swiglu(x, chip=chip, block_dim=bd)),
-            ("swiglu_backward", lambda: twin.swiglu_backward(dy, x, chip=chip, block_dim=bd)),
-            ("silu_mul_backward", lambda: twin.silu_mul_backward(dy, a, b, chip=chip, block_dim=bd)),
-            *((f"gelu_{ap}", lambda ap=ap: twin.gelu(a, ap, chip=chip, block_dim=bd)) for ap in ("tanh", "none")),
-            *((f"gelu_backward_{ap}", lambda ap=ap: twin.gelu_backward(dy, a, ap, chip=chip, block_dim=bd)) for ap in ("tanh", "none"))]
-
-
+# The sync-mutation test's scenarios on the 910B (vendor_scenarios.py), each launch on both twins.
 @pytest.mark.parametrize("kind,scenario", ON_910B, ids=lambda v: str(v))
 def test_sync_mutation_scenarios_are_bitwise_equal_on_both_twins(vendor_api_twin, kind, scenario):
-    for name, launch in _launches(kind, scenario):
+    for name, launch in launches(kind, scenario):
         home = launch()
         with vendor_api_twin():
             vendor = launch()

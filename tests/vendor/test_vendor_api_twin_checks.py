@@ -91,14 +91,8 @@ BLOCK_DIMS = {"broken_sync_all": 2, "broken_cross_core_race": 2, "correct_cross_
 
 
 @pytest.fixture(scope="module")
-def vendor_broken(vendor_build, vendor_part_unchecked):
-    state = vendor_build / "vendor_api_twin" / "state.txt"
-    if state.is_file():
-        vendor_part_unchecked(state.read_text().strip())
-    path = twin.VENDOR_API_LIB.with_name("libairfuse_vendor_twin_broken.so")
-    if not path.is_file():
-        pytest.fail(f"{path} was not built; run `make vendor-build`")
-    return ctypes.CDLL(str(path))
+def vendor_broken(vendor_api_twin):
+    return ctypes.CDLL(str(twin.VENDOR_API_LIB.with_name("libairfuse_vendor_twin_broken.so")))
 
 
 def run(lib, symbol):

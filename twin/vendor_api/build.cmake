@@ -60,9 +60,9 @@ foreach(build ${TWIN_BUILDS})
   set(object ${VENDOR_TWIN}/kernels/${twin_name}.o)
   add_custom_command(
     OUTPUT ${object}
-    COMMAND ${CMAKE_CXX_COMPILER} ${VENDOR_TWIN_FLAGS} -Winvalid-pch -include ${VENDOR_TWIN_PRELUDE} -D${symbol}=${twin_name} ${macros}
+    COMMAND ${CMAKE_CXX_COMPILER} ${VENDOR_TWIN_FLAGS} -Winvalid-pch -include ${VENDOR_TWIN_PRELUDE} -include ${VENDOR_TWIN_DIR}/include/sync_site.h -D${symbol}=${twin_name} ${macros}
             -c ${AIRFUSE_ROOT}/kernels/${source} -o ${object} -MD -MF ${object}.d -MT ${object}
-    DEPENDS ${AIRFUSE_ROOT}/kernels/${source} ${VENDOR_TWIN_PRELUDE}.gch
+    DEPENDS ${AIRFUSE_ROOT}/kernels/${source} ${VENDOR_TWIN_PRELUDE}.gch ${VENDOR_TWIN_DIR}/include/sync_site.h
     DEPFILE ${object}.d
     COMMENT "vendor-API twin: ${source} (${fields})"
     VERBATIM)
@@ -107,9 +107,9 @@ foreach(source broken_kernels broken_views)
   set(object ${VENDOR_TWIN}/kernels/${source}.o)
   add_custom_command(
     OUTPUT ${object}
-    COMMAND ${CMAKE_CXX_COMPILER} ${VENDOR_TWIN_FLAGS} -Winvalid-pch -include ${VENDOR_TWIN_PRELUDE}
+    COMMAND ${CMAKE_CXX_COMPILER} ${VENDOR_TWIN_FLAGS} -Winvalid-pch -include ${VENDOR_TWIN_PRELUDE} -include ${VENDOR_TWIN_DIR}/include/sync_site.h
             -c ${AIRFUSE_ROOT}/tests/kernels/broken/${source}.cpp -o ${object} -MD -MF ${object}.d -MT ${object}
-    DEPENDS ${AIRFUSE_ROOT}/tests/kernels/broken/${source}.cpp ${VENDOR_TWIN_PRELUDE}.gch
+    DEPENDS ${AIRFUSE_ROOT}/tests/kernels/broken/${source}.cpp ${VENDOR_TWIN_PRELUDE}.gch ${VENDOR_TWIN_DIR}/include/sync_site.h
     DEPFILE ${object}.d
     COMMENT "vendor-API twin: tests/kernels/broken/${source}.cpp"
     VERBATIM)

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -76,22 +77,21 @@ struct Core {
     // The last failure raised on this block: a Failure thrown inside a destructor (TPipe's, which
     // waits its queues' flags) ends in std::terminate and SIGABRT, and is reported from here.
     std::string lastFailure;
+    // The source line of the SetFlag, WaitFlag or PipeBarrier being called (include/sync_site.h),
+    // taken by the set_flag, wait_flag or pipe_barrier it makes; and the waits of removed sets.
+    std::string pendingSite;
+    bool droppedWait[16][16][8] = {};
 };
 
 // The running block's core (src/blocks.cpp switches it); every intrinsic acts on it.
 extern Core* gRunning;
 Core& Cur();
 
-// Mutation testing (twin_drop_sync, launch.cpp): the `index`-th set_flag from -> to of the
-// following launches is dropped with the wait_flag that consumes it, or the `index`-th
-// pipe_barrier of `from` (to = PIPE_ALL marks a barrier), as if deleted from the kernel.
-struct DroppedSync {
-    bool active = false;
-    pipe_t from = PIPE_S, to = PIPE_S;
-    int64_t index = 0, seen = 0;
-    bool pending[8] = {};  // a dropped set's event id, whose next wait is dropped too
-};
-extern DroppedSync gDropped;
+// Mutation testing (launch.cpp twin_disable_sync_site): the SetFlag (with the WaitFlag that
+// consumes it) or PipeBarrier called at this "file:line" (file's base name) is skipped; "" none.
+extern std::string gDisabledSite;
+// The SetFlag and PipeBarrier sites run since twin_sync_sites last reported them.
+extern std::set<std::string> gSitesSeen;
 
 // `bytes` at `p` lie in the unified buffer (returns the offset) or in one GM buffer of the launch.
 // CheckUb is an instruction's operand: it must also not touch a TQue buffer that is free (after

@@ -36,7 +36,6 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
     std::vector<GmBuffer> gm;
     for (int i = 0; i < nargs; ++i)
         if (args[i] && sizes[i]) gm.push_back({names[i], args[i], sizes[i]});
-    gDropped.seen = 0;
     LaunchSpec spec{kernel, fn, nargs, args, blockDim, chip->vectorCores, &gm};
     uint64_t read = 0, written = 0;
     std::string why;
@@ -46,32 +45,21 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
     return 0;
 }
 
-// Mutation test: the following launches run as if the `index`-th (0-based, in the order the
-// blocks run) set_flag of `event` ("MTE2_V", "V_MTE3", ...: source and destination pipe)
-// with the wait_flag consuming it, or the `index`-th pipe_barrier of `event` ("PIPE_V", ...), were
-// deleted; "" restores them. Returns 0, or 1 for a name it does not know.
-extern "C" int twin_drop_sync(const char* event, int64_t index) {
-    static const struct {
-        const char* name;
-        pipe_t pipe;
-    } pipes[] = {{"S", PIPE_S}, {"V", PIPE_V}, {"MTE2", PIPE_MTE2}, {"MTE3", PIPE_MTE3}};
-    gDropped = DroppedSync{};
-    std::string e = event;
-    if (e.empty()) return 0;
-    auto find = [&](const std::string& n, pipe_t& out) {
-        for (const auto& p : pipes)
-            if (n == p.name) return out = p.pipe, true;
-        return false;
-    };
-    pipe_t from, to = PIPE_ALL;
-    size_t cut = e.find('_');
-    bool ok = e.rfind("PIPE_", 0) == 0 ? find(e.substr(5), from) : cut != std::string::npos && find(e.substr(0, cut), from) && find(e.substr(cut + 1), to);
-    if (!ok) return 1;
-    gDropped.active = true;
-    gDropped.from = from;
-    gDropped.to = to;
-    gDropped.index = index;
-    return 0;
+// Mutation test, as the home-made twin's entry points of the same names (twin/src/runtime.cpp):
+// the SetFlag (with the WaitFlag that consumes it) or PipeBarrier called at "file:line" is skipped
+// in the following launches; "" restores every site.
+extern "C" void twin_disable_sync_site(const char* site) { gDisabledSite = site; }
+
+// The SetFlag and PipeBarrier call sites run since the last call, one "file:line" per line; returns
+// the length needed (the list is cleared only when it fit).
+extern "C" int twin_sync_sites(char* out, int len) {
+    std::string all;
+    for (const std::string& s : gSitesSeen) all += s + "\n";
+    if (int(all.size()) < len) {
+        std::snprintf(out, size_t(len), "%s", all.c_str());
+        gSitesSeen.clear();
+    }
+    return int(all.size());
 }
 
 // The tiling key of the following launches: CPU debug's g_tilingKey, which TILING_KEY_IS reads.

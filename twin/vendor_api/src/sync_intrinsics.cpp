@@ -9,6 +9,7 @@
 #include "kernel_fp16.h"
 #include "kernel_bf16.h"
 #include "stub_fun.h"
+#include <cstring>
 
 using namespace airfuse_vendor_twin;
 
@@ -33,21 +34,38 @@ bool& Flag(const char* intrinsic, pipe_t from, pipe_t to, event_t id) {
 }  // namespace
 
 namespace airfuse_vendor_twin {
-DroppedSync gDropped;
+std::string gDisabledSite;
+std::set<std::string> gSitesSeen;
 }  // namespace airfuse_vendor_twin
 
 namespace {
-bool Dropped(pipe_t from, pipe_t to) {
-    DroppedSync& d = gDropped;
-    return d.active && d.from == from && d.to == to && d.seen++ == d.index;
+// The kernel source line of the sync call this intrinsic carries out ("" for TQue's own flags,
+// which the vendor's EnQue/DeQue/AllocTensor/FreeTensor set); `recorded`: a site the mutation test
+// may remove (SetFlag, PipeBarrier; a WaitFlag goes with its SetFlag).
+std::string TakeSite(bool recorded) {
+    std::string site;
+    site.swap(Cur().pendingSite);
+    if (recorded && !site.empty()) gSitesSeen.insert(site);
+    return site;
 }
+
+bool Removed(const std::string& site) { return !site.empty() && site == gDisabledSite; }
 }  // namespace
+
+extern "C" void airfuse_vendor_twin_sync_site(const char* file, int line) {
+    Core& c = Cur();
+    // Every SetFlag/WaitFlag/PipeBarrier is one set_flag/wait_flag/pipe_barrier in dav_c220's
+    // kernel_operator_sync_impl.h; a site nothing took would be credited to the next one.
+    if (!c.pendingSite.empty()) Fail("sync site", Fmt("the call at %s made no set_flag, wait_flag or pipe_barrier", c.pendingSite.c_str()));
+    const char* slash = std::strrchr(file, '/');
+    c.pendingSite = Fmt("%s:%d", slash ? slash + 1 : file, line);
+}
 
 // A flag set again before its wait is lost (the later wait pairs with the earlier set).
 void set_flag(pipe_t from, pipe_t to, event_t id) {
     bool& f = Flag("set_flag", from, to, id);
-    if (Dropped(from, to)) {
-        gDropped.pending[id] = true;
+    if (Removed(TakeSite(true))) {
+        Cur().droppedWait[from][to][id] = true;
         return;
     }
     if (f) Fail("set_flag", Fmt("pipe %d -> %d event %d is already set (a set flag set again is lost)", int(from), int(to), int(id)));
@@ -59,8 +77,9 @@ void set_flag(pipe_t from, pipe_t to, event_t id) {
 // Waiting for a flag nobody set never returns on the hardware.
 void wait_flag(pipe_t from, pipe_t to, event_t id) {
     bool& f = Flag("wait_flag", from, to, id);
-    if (gDropped.active && gDropped.from == from && gDropped.to == to && gDropped.pending[id]) {
-        gDropped.pending[id] = false;
+    TakeSite(false);
+    if (Cur().droppedWait[from][to][id]) {
+        Cur().droppedWait[from][to][id] = false;
         return;
     }
     if (!f) Fail("wait_flag", Fmt("pipe %d -> %d event %d was never set (the core would hang)", int(from), int(to), int(id)));
@@ -71,7 +90,7 @@ void wait_flag(pipe_t from, pipe_t to, event_t id) {
 
 void pipe_barrier(pipe_t pipe) {
     if (unsigned(pipe) > unsigned(PIPE_FIX)) Fail("pipe_barrier", Fmt("pipe %d does not exist", int(pipe)));
-    if (Dropped(pipe, PIPE_ALL)) return;
+    if (Removed(TakeSite(true))) return;
     Pipe p;
     if (pipe == PIPE_ALL) Cur().order.BarrierAll();
     else if (Modelled(pipe, p)) Cur().order.Barrier(p);
