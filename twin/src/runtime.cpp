@@ -6,7 +6,7 @@
 #include <mutex>
 #include <set>
 #include <thread>
-#include "call_kernel.h"
+#include "launcher_common.h"
 #include "kernel_operator.h"
 
 uint64_t g_tilingKey = 0;  // CPU debug's (asc-tools cpudebug regfwk), read by TILING_KEY_IS
@@ -678,15 +678,7 @@ extern "C" void twin_disable_sync_site(const char* site) { gDisabledSite = site;
 
 // The SetFlag and PipeBarrier call sites executed since the last call, one "file:line" per
 // line; returns the length needed (the list is cleared only when it fit).
-extern "C" int twin_sync_sites(char* out, int len) {
-    std::string all;
-    for (const std::string& s : gSitesSeen) all += s + "\n";
-    if (int(all.size()) < len) {
-        std::snprintf(out, size_t(len), "%s", all.c_str());
-        gSitesSeen.clear();
-    }
-    return int(all.size());
-}
+extern "C" int twin_sync_sites(char* out, int len) { return airfuse_twin_launch::ReportSyncSites(gSitesSeen, out, len); }
 
 // The last launch's modelled time: [launch us, slowest block, its us, its S, V, MTE2, MTE3 busy us].
 extern "C" int twin_last_cost(double* out, int n) {

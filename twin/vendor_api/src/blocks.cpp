@@ -6,7 +6,7 @@
 // globals and unified buffer and runs the lowest-numbered block that can go on. One block runs at a
 // time, so a launch is deterministic, and blocks that meet (SyncAll) all make progress.
 #include "blocks.h"
-#include "../../src/call_kernel.h"
+#include "../../src/launcher_common.h"
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <csetjmp>

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 #include "blocks.h"
+#include "../../src/launcher_common.h"
 #include "chip.h"
 #include "core_model.h"
 #include "kernel_fp16.h"
@@ -52,15 +53,7 @@ extern "C" void twin_disable_sync_site(const char* site) { gDisabledSite = site;
 
 // The SetFlag and PipeBarrier call sites run since the last call, one "file:line" per line; returns
 // the length needed (the list is cleared only when it fit).
-extern "C" int twin_sync_sites(char* out, int len) {
-    std::string all;
-    for (const std::string& s : gSitesSeen) all += s + "\n";
-    if (int(all.size()) < len) {
-        std::snprintf(out, size_t(len), "%s", all.c_str());
-        gSitesSeen.clear();
-    }
-    return int(all.size());
-}
+extern "C" int twin_sync_sites(char* out, int len) { return airfuse_twin_launch::ReportSyncSites(gSitesSeen, out, len); }
 
 // The tiling key of the following launches: CPU debug's g_tilingKey, which TILING_KEY_IS reads.
 extern "C" void twin_set_tiling_key(uint64_t key) { g_tilingKey = key; }
