@@ -14,6 +14,7 @@ import ctypes
 import functools
 import math
 import operator
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -26,9 +27,11 @@ from .ops import ALL_OPS
 DEFAULT_LIB = libraries.build_dir() / "libairfuse_twin.so"
 # The vendor-API twin (twin/vendor_api/README.md): the kernels compiled against CANN's real headers
 # over airfuse's model of the AI core, built by `make vendor-build` where CANN's open-source tree is
-# found. Same C entry points; no cost model, sync-site mutations or count-only mode yet.
+# found. Same C entry points; no cost model or count-only mode yet, and the 910B builds only.
 VENDOR_API_LIB = libraries.vendor_build_dir() / "vendor_api_twin" / "libairfuse_vendor_twin.so"
-_selected_lib = DEFAULT_LIB
+# AIRFUSE_TWIN=vendor-api makes the vendor-API twin the one launches run on by default (`make test`
+# runs tests/kernels so, where it is built).
+_selected_lib = VENDOR_API_LIB if os.environ.get("AIRFUSE_TWIN") == "vendor-api" else DEFAULT_LIB
 DEFAULT_CHIP = "Ascend910B2"
 MAX_BLOCK_DIM = 65535  # the largest block_dim a launch takes (CANN's limit)
 

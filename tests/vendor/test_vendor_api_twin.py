@@ -5,6 +5,12 @@ branch) over airfuse's model of the AI core, and against the home-made headers. 
 bitwise equal and the GM bytes each launch moves equal. Where `make vendor-build` found no CANN
 open-source tree the tests skip with its reason (fail under AIRFUSE_REQUIRE_CANN_OPEN=1).
 """
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
 import pytest
 import torch
 
@@ -188,3 +194,31 @@ def test_sync_mutation_scenarios_are_bitwise_equal_on_both_twins(vendor_api_twin
             _same_launch(home, vendor)
         except AssertionError as e:
             raise AssertionError(f"{name}: {e}") from None
+
+
+@pytest.mark.parametrize("rows, message", [(48 * 4, r"the twin could not run the launch: could not map the stack of block \d+ of 48"),
+                                           (64 * 256, r"std::bad_alloc")], ids=["block-stacks", "memory"])
+def test_out_of_memory_is_a_twin_error_not_an_abort(vendor_api_twin, rows, message):
+    """As the home-made twin (tests/kernels/test_twin_launcher.py): with the address space capped
+    64 MB above what the process uses, the blocks' stacks or the model's state run out; the launch
+    fails with a TwinError and the process goes on."""
+    script = textwrap.dedent(
+        f"""
+        import resource, torch
+        from airfuse import twin
+        x = torch.randn({rows}, 64)
+        twin.add(x, x)  # warm: library loaded, one launch done
+        used = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (used + (64 << 20), resource.RLIM_INFINITY))
+        try:
+            twin.add(x, x, block_dim=48)
+        except twin.TwinError as error:
+            print("TwinError:", error)
+        print("alive")
+        """
+    )
+    env = {**os.environ, "AIRFUSE_TWIN": "vendor-api"}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert re.search("TwinError: " + message, result.stdout), result.stdout
+    assert result.stdout.rstrip().endswith("alive")

@@ -104,7 +104,7 @@ void Resume(Launch& l, Block& b) {
     if (!b.started) {
         b.started = true;
         b.stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (b.stack == MAP_FAILED) throw Failure("the vendor-API twin could not map a block's stack");
+        if (b.stack == MAP_FAILED) throw Failure(Fmt("could not map the stack of block %lld of %u", (long long)c.blockIdx, l.spec->blockDim));
         getcontext(&b.context);
         b.context.uc_stack.ss_sp = b.stack;
         b.context.uc_stack.ss_size = kStackBytes;
@@ -157,10 +157,22 @@ bool RunBlocks(const LaunchSpec& spec, uint64_t& bytesRead, uint64_t& bytesWritt
         l.blocks.push_back(std::move(b));
     }
     block_num = spec.blockDim;
-    struct sigaction onAbort = {}, previous = {};
-    onAbort.sa_handler = OnAbort;
-    sigaction(SIGABRT, &onAbort, &previous);
-    gLaunch = &l;
+    // The launch's SIGABRT handler and globals, restored however the scheduler leaves (a block's
+    // stack that cannot be mapped throws).
+    struct Scope {
+        struct sigaction previous = {};
+        explicit Scope(Launch& l) {
+            struct sigaction onAbort = {};
+            onAbort.sa_handler = OnAbort;
+            sigaction(SIGABRT, &onAbort, &previous);
+            gLaunch = &l;
+        }
+        ~Scope() {
+            gLaunch = nullptr;
+            gRunning = nullptr;
+            sigaction(SIGABRT, &previous, nullptr);
+        }
+    } scope(l);
     for (;;) {
         Block* next = nullptr;
         for (const auto& b : l.blocks)
@@ -173,8 +185,6 @@ bool RunBlocks(const LaunchSpec& spec, uint64_t& bytesRead, uint64_t& bytesWritt
         Resume(l, *next);
         if (!l.failure.empty()) break;
     }
-    gLaunch = nullptr;
-    sigaction(SIGABRT, &previous, nullptr);
     if (!l.failure.empty()) {
         why = l.failure;
         return false;

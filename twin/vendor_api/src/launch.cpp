@@ -40,7 +40,11 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
     LaunchSpec spec{kernel, fn, nargs, args, blockDim, chip->vectorCores, &gm};
     uint64_t read = 0, written = 0;
     std::string why;
-    if (!RunBlocks(spec, read, written, why)) return CopyErr(err, errLen, why);
+    try {
+        if (!RunBlocks(spec, read, written, why)) return CopyErr(err, errLen, why);
+    } catch (const std::exception& ex) {  // out of memory for the blocks' stacks or the model's state
+        return CopyErr(err, errLen, std::string("the twin could not run the launch: ") + ex.what());
+    }
     *bytesRead = read;
     *bytesWritten = written;
     return 0;
