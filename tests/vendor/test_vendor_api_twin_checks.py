@@ -95,10 +95,10 @@ def vendor_broken(vendor_api_twin):
     return ctypes.CDLL(str(twin.VENDOR_API_LIB.with_name("libairfuse_vendor_twin_broken.so")))
 
 
-def run(lib, symbol):
+def run(lib, symbol, block_dim=None):
     x = torch.arange(256, dtype=torch.float32)
     workspace = torch.empty(SYSTEM_WORKSPACE + 256, dtype=torch.uint8) if "workspace" in symbol else None
-    tile = twin.Tiling(ctypes.create_string_buffer(8), BLOCK_DIMS.get(symbol, 1), 0)
+    tile = twin.Tiling(ctypes.create_string_buffer(8), block_dim or BLOCK_DIMS.get(symbol, 1), 0)
     with twin.vendor_api_twin():
         return twin.launch(symbol, [("x", x), ("workspace", workspace)], tile, fn_lib=lib)
 
@@ -152,3 +152,9 @@ def test_copy_paths_are_the_home_made_twins(vendor_broken, path, intrinsic, oper
 @pytest.mark.parametrize("symbol", ["correct_copy", "correct_cross_core", "correct_mul_add_dst", "correct_queue_limits", "pad_copy"])
 def test_correct_kernel_runs(vendor_broken, symbol):
     run(vendor_broken, symbol)
+
+
+def test_sync_all_needs_every_block_resident(vendor_broken):
+    with pytest.raises(twin.TwinError, match=r"^kernel broken_sync_all, block 0/49: ffts_cross_core_sync: 49 blocks on a chip of 48 vector "
+                                             r"cores: blocks that are not resident cannot meet"):
+        run(vendor_broken, "broken_sync_all", block_dim=49)
