@@ -1,6 +1,7 @@
 """The twin stops a kernel that breaks a hardware rule, naming kernel, block, API and values.
 
-Each broken kernel lives in tests/kernels/broken/broken_kernels.cpp and breaks one rule;
+Each broken kernel lives in tests/kernels/broken/ (broken_kernels.cpp, broken_sync.cpp for the pipes'
+ordering, broken_views.cpp) and breaks one rule;
 ``correct_copy`` shows that a kernel keeping the rules passes the same launcher.
 """
 
@@ -53,11 +54,11 @@ CASES = [
     ("broken_brcb_zero_block_stride", r"Brcb: dstBlkStride 0 is not supported \(Brcb.md: undefined behaviour\)"),
     ("broken_brcb_overlap", r"Brcb: src UB \[128, 160\) overlaps dst's span \[0, 256\): src and dst must not share memory \(Brcb.md\)"),
     # synchronisation (twin/README.md, "Pipes and events")
-    ("broken_reused_event_id", r"SetFlag<HardEvent::V_MTE2>\(0\) at broken_kernels.cpp:\d+: id 0 is still set by TQue::FreeTensor of InitBuffer #1 \(TQue<VECIN> "
+    ("broken_reused_event_id", r"SetFlag<HardEvent::V_MTE2>\(0\) at broken_sync.cpp:\d+: id 0 is still set by TQue::FreeTensor of InitBuffer #1 \(TQue<VECIN> "
                                r"buffer 0\) and not yet waited on: the second set is lost"),
     ("broken_stolen_queue_flag", r"~TPipe: WaitFlag<HardEvent::V_MTE2>\(0\) for InitBuffer #1 \(TQue<VECIN> buffer 0\): waits on id 0, "
                                  r"which is not set \(never set, or its set was consumed by another WaitFlag\): the NPU would wait forever"),
-    ("broken_wait_never_set", r"WaitFlag<HardEvent::MTE2_V>\(0\) at broken_kernels.cpp:\d+: waits on id 0, which is not set"),
+    ("broken_wait_never_set", r"WaitFlag<HardEvent::MTE2_V>\(0\) at broken_sync.cpp:\d+: waits on id 0, which is not set"),
     ("broken_too_many_event_ids", r"TPipe::AllocEventID: all 8 ids of HardEvent::V_S are in use"),
     ("broken_release_fetched_event_id", r"TPipe::ReleaseEventID: HardEvent::V_S id 0 is not held: ReleaseEventID takes an id "
                                         r"AllocEventID returned and not yet released"),

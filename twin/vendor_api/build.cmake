@@ -103,15 +103,17 @@ add_dependencies(airfuse_vendor_twin vendor_kernel_tiling)
 # compiled the same way, so tests/vendor/test_vendor_api_twin_checks.py can hold each against
 # the vendor-API twin too.
 set(VENDOR_TWIN_BROKEN_OBJECTS)
-foreach(source broken_kernels broken_views)
-  set(object ${VENDOR_TWIN}/kernels/${source}.o)
+file(GLOB VENDOR_TWIN_BROKEN_SOURCES CONFIGURE_DEPENDS ${AIRFUSE_ROOT}/tests/kernels/broken/*.cpp)
+foreach(source ${VENDOR_TWIN_BROKEN_SOURCES})
+  get_filename_component(name ${source} NAME_WE)
+  set(object ${VENDOR_TWIN}/kernels/${name}.o)
   add_custom_command(
     OUTPUT ${object}
     COMMAND ${CMAKE_CXX_COMPILER} ${VENDOR_TWIN_FLAGS} -Winvalid-pch -include ${VENDOR_TWIN_PRELUDE} -include ${VENDOR_TWIN_DIR}/include/sync_site.h
-            -c ${AIRFUSE_ROOT}/tests/kernels/broken/${source}.cpp -o ${object} -MD -MF ${object}.d -MT ${object}
-    DEPENDS ${AIRFUSE_ROOT}/tests/kernels/broken/${source}.cpp ${VENDOR_TWIN_PRELUDE}.gch ${VENDOR_TWIN_DIR}/include/sync_site.h
+            -c ${source} -o ${object} -MD -MF ${object}.d -MT ${object}
+    DEPENDS ${source} ${VENDOR_TWIN_PRELUDE}.gch ${VENDOR_TWIN_DIR}/include/sync_site.h
     DEPFILE ${object}.d
-    COMMENT "vendor-API twin: tests/kernels/broken/${source}.cpp"
+    COMMENT "vendor-API twin: tests/kernels/broken/${name}.cpp"
     VERBATIM)
   list(APPEND VENDOR_TWIN_BROKEN_OBJECTS ${object})
 endforeach()
