@@ -6,6 +6,7 @@ what makes airfuse behave the same there.
 """
 
 import contextlib
+import functools
 
 import torch
 
@@ -129,3 +130,42 @@ def trace_reduction_backward_from_the_gradient():
         if not keepdim:
             grad, indices = grad.unsqueeze(dim), indices.unsqueeze(dim)
         return grad.new_zeros(sizes).scatter(dim, indices, grad)
+
+
+def debug_mode(**options):
+    """A ``torch.utils._debug_mode.DebugMode(**options)`` that records an op run on the output of a
+    functional collective (an ``AsyncCollectiveTensor``: DTensor's local shard right after a
+    redistribution) as an op on a real tensor, as torch 2.12 does.
+
+    Up to torch 2.11 ``DebugMode`` records ops on real tensors, FakeTensors and DTensors only: an op
+    on an ``AsyncCollectiveTensor`` runs unrecorded, and so do the ops it runs once it has waited
+    for the collective (they run below the mode). A sequence-parallel norm right after the
+    embedding's reduce-scatter computes its shard that way, so its forward and backward, run on the
+    shard as on any release, were missing from 2.10's and 2.11's records. There such an op is
+    recorded with its output; DebugMode's dispatch hooks (tensor hashes) are not run on it."""
+    return _debug_mode_class(TORCH)(**options)
+
+
+@functools.cache
+def _debug_mode_class(release):
+    from torch.utils import _debug_mode
+
+    if release >= (2, 12):
+        return _debug_mode.DebugMode
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.distributed._functional_collectives import AsyncCollectiveTensor
+    from torch.utils._python_dispatch import _get_current_dispatch_mode
+
+    class RecordingCollectiveOutputs(_debug_mode.DebugMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            only_collective_outputs = types and all(issubclass(t, AsyncCollectiveTensor) for t in types)
+            if not only_collective_outputs or not self.record_realtensor or isinstance(_get_current_dispatch_mode(), FakeTensorMode):
+                return super().__torch_dispatch__(func, types, args, kwargs)
+            kwargs = kwargs or {}
+            call = _debug_mode._OpCall(func, args, kwargs, self.call_depth + 1, stack=self.record_stack_trace)
+            self._record_call(call)
+            result = func(*args, **kwargs)
+            self._record_call_output(call, result)
+            return result
+
+    return RecordingCollectiveOutputs

@@ -117,6 +117,21 @@ def test_the_outer_redistribution_is_the_one_of_an_inputs_position(monkeypatch, 
     assert compat.is_outer_redistribution(outer) and not compat.is_outer_redistribution(step)
 
 
+@pytest.mark.parametrize("release", [None, (2, 11)], ids=["running", "2.11"])
+def test_an_op_on_a_collectives_output_is_recorded_as_on_a_real_tensor(monkeypatch, release):
+    from torch.distributed._functional_collectives import AsyncCollectiveTensor
+    from torch.utils._debug_mode import _OpCall
+
+    if release:
+        monkeypatch.setattr(compat, "TORCH", release)
+    gathered = AsyncCollectiveTensor(torch.ones(2, 3))
+    with compat.debug_mode(store_original_args=True) as debug_mode:
+        total = torch.ops.aten.sum.default(gathered)
+    assert total.item() == 6
+    calls = [(str(call.op), type(call.args[0]), call.call_depth) for call in debug_mode.operators if isinstance(call, _OpCall)]
+    assert calls == [("aten.sum.default", AsyncCollectiveTensor, 1)]
+
+
 def _reduction_backward_graph_targets():
     from torch._functorch.aot_autograd import aot_function, make_boxed_func
 

@@ -24,7 +24,7 @@ import warnings
 import torch
 import torch.distributed as dist
 from torch.distributed.tensor import DTensor
-from torch.utils._debug_mode import DebugMode, _OpCall, _RedistributeCall
+from torch.utils._debug_mode import _OpCall, _RedistributeCall
 
 import airfuse
 from airfuse import compat
@@ -77,7 +77,7 @@ def _airfuse_calls(debug_mode):
 
 
 def _eager_step(model, ids):
-    with DebugMode(store_original_args=True) as debug_mode:
+    with compat.debug_mode(store_original_args=True) as debug_mode:
         loss = _step(model, model, ids)
     return loss, *_airfuse_calls(debug_mode)
 
