@@ -69,25 +69,11 @@ C10_ALWAYS_INLINE Vec<M> load(const T* p, int64_t n = kWidth<M>) {
 // and AVX512 only: DEFAULT keeps at::vec's portable stores, and float64, the reference dtype,
 // normal ones.
 //
-// kStreamBytes = 96 MB. Streaming / normal time per call (1 thread, AVX512, tokens x 4096, on 2
-// cores shared with other work), by bytes moved; "alone": medians of the kernel's calls in blocks
-// interleaved in one process; "cpu_ops": forward rows of benchmarks/cpu_ops.py, whose rounds run
-// the other contenders between airfuse's calls (there rows running the same code both ways came
-// out 0.97-1.10):
-//   8-24 MB:   alone: rms_norm bfloat16 1.16-1.30, float32 0.83-1.10; rms_norm_backward bfloat16
-//              1.02-1.09, float32 0.93-0.97; add 0.81-0.99
-//   32-48 MB:  alone: rms_norm bfloat16 (2048 tokens) 0.79-1.0, rms_norm_backward bfloat16
-//              0.91-1.0, add bfloat16 0.76-0.82; cpu_ops: rms_norm bfloat16 1.36, add 0.82-0.97
-//   64 MB:     alone: rms_norm float32 0.72-0.90, rope and its backward 0.72-0.77; cpu_ops:
-//              rms_norm float32 1.03-1.91, rope 0.75-0.76
-//   96 MB:     alone: add float32 0.71-0.81, rms_norm_backward float32 0.86-0.91; cpu_ops: add
-//              0.73-0.90
-//   128 MB up: alone: 0.67-0.96 (add_rms_norm 0.84-1.01); cpu_ops: 0.71-0.94
-// (Probably streaming into lines still in cache, as a buffer another op has just written, costs
-// their write-back too.) And a streamed output is not in cache for what reads it next:
-// add, rms_norm or rms_norm_backward followed by a sum of their output took 1.1-2x as long
-// streaming at 8-24 MB, 0.92-1.22x at 32-48 MB, 0.83-0.93x at 64-96 MB. (The activations stream
-// in float32 only: act.cpp.)
+// kStreamBytes = 96 MB, from streaming / normal time per call (1 thread, AVX512, tokens x 4096,
+// 2 shared cores), by bytes a call moves: at 8-48 MB mixed (rms_norm bfloat16 up to 1.30 slower,
+// add 0.76-0.99); from 64 MB mostly faster (128 MB and up: 0.67-0.96); and a streamed output is
+// out of cache for what reads it next (a sum of it took 1.1-2x as long at 8-24 MB, 0.83-0.93x at
+// 64-96 MB). The activations stream in float32 only (act.cpp).
 #if defined(CPU_CAPABILITY_AVX2) || defined(CPU_CAPABILITY_AVX512)
 constexpr bool kCanStream = true;
 
