@@ -12,7 +12,7 @@ import torch
 from . import ops
 from . import meta  # noqa: F401  (registers the fake impls)
 from . import modules, offline, testing  # public modules, usable as airfuse.<module> after `import airfuse`
-from .aclgraph import AclCapture, AclGraphCapture, capture_aclgraph
+from .aclgraph_capture import AclCapture, AclGraphCapture, capture_aclgraph
 from .capture import GeCapture, GeNode, capture_ge_graph
 from .npu_binding import load_where_torch_npu_imports
 from .patching import patch
