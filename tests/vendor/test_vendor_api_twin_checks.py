@@ -92,6 +92,12 @@ BLOCK_DIMS = {"broken_sync_all": 2, "broken_cross_core_race": 2, "correct_cross_
 
 @pytest.fixture(scope="module")
 def vendor_broken(vendor_api_twin):
+    # The broken kernels need the vendor-API twin by its soname, found through the RUNPATH the build
+    # recorded: a build copied from another checkout names that checkout's twin, a second copy that
+    # knows nothing of this launch ("called outside a vendor-API twin launch"). Loaded first, the
+    # twin airfuse launches on is the one they bind to.
+    with twin.vendor_api_twin():
+        twin.library()
     return ctypes.CDLL(str(twin.VENDOR_API_LIB.with_name("libairfuse_vendor_twin_broken.so")))
 
 
