@@ -51,7 +51,7 @@ def tracing_fake_mode(fake_mode):
     environment), not the one of the graph's placeholder values. Since torch 2.12
     ``detect_fake_mode`` takes the context's mode and ignores the inputs'; torch 2.10's asserts
     they are one mode, so make_fx and the pattern matcher fail on the graph with "fake mode ... from
-    tracing context 0 doesn't match mode ... from fake tensor input". 2.11 (not tried here) is
+    tracing context 0 doesn't match mode ... from fake tensor input". 2.11 (whose suite passes so; not tried without) is
     given 2.10's treatment, which on a release that takes the context's mode changes nothing."""
     context = torch._guards.TracingContext.try_get()
     if TORCH >= (2, 12) or context is None or fake_mode is None:
@@ -74,7 +74,7 @@ def compile_target(fn):
     torch 2.10's Dynamo does not trace a function of torch's own handed to ``torch.compile``
     directly (``torch.compile(F.silu)`` runs it eagerly, even with ``fullgraph=True``, and a
     capture finds no graph); a Python function calling it is traced, the call inlined. 2.12 to
-    2.14 trace it as it is; 2.11 (not tried here) is given 2.10's treatment."""
+    2.14 trace it as it is; 2.11 (whose suite passes so; not tried without) is given 2.10's treatment."""
     if TORCH >= (2, 12) or isinstance(fn, torch.nn.Module):
         return fn
 
