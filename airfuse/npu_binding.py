@@ -4,7 +4,7 @@
 call ``aclnnAirfuse<Op>GetWorkspaceSize`` / ``aclnnAirfuse<Op>`` of the installed custom-op package on
 the current stream. Elsewhere nothing is loaded and nothing fails. ``python -m airfuse.build_npu``
 builds it into the installed package (``airfuse/lib/libairfuse_npu.so``), CMake into a checkout's
-``build/libairfuse_npu.so`` (README.md, "Eager on the NPU"); ``AIRFUSE_NPU_BINDING`` names another path.
+``build/libairfuse_npu.so`` (docs/eager_npu.md); ``AIRFUSE_NPU_BINDING`` names another path.
 The aclnn symbols are looked up when the first op runs, so ``ASCEND_CUSTOM_OPP_PATH`` (set by the
 package's ``set_env.bash``) may be set any time before that.
 """
@@ -36,7 +36,7 @@ def load(path: Path) -> ctypes.CDLL:
     if path not in _loaded:
         if not path.is_file():
             raise FileNotFoundError(f"airfuse: NPU binding {path} not found; build it with {BUILD_COMMAND} "
-                                    "(README.md, 'Eager on the NPU')")
+                                    "(docs/eager_npu.md)")
         torch.ops.load_library(str(path))
         lib = ctypes.CDLL(str(path))
         lib.airfuse_npu_op_table_json.restype = ctypes.c_char_p
@@ -69,11 +69,11 @@ def load_where_torch_npu_imports() -> ctypes.CDLL | None:
     path = Path(os.environ.get("AIRFUSE_NPU_BINDING") or BINDING)
     if not path.is_file():
         warnings.warn(f"airfuse: torch_npu imports but the NPU binding {path} is not built, so airfuse ops have no "
-                      f"'npu' kernels; build it with {BUILD_COMMAND} (README.md, 'Eager on the NPU')")
+                      f"'npu' kernels; build it with {BUILD_COMMAND} (docs/eager_npu.md)")
         return None
     try:
         return load(path)
     except OSError as exc:  # e.g. built against another torch or torch_npu
         warnings.warn(f"airfuse: the NPU binding {path} does not load ({exc}); airfuse ops have no 'npu' kernels. Rebuild it "
-                      f"against this torch_npu: {BUILD_COMMAND} (README.md, 'Eager on the NPU')")
+                      f"against this torch_npu: {BUILD_COMMAND} (docs/eager_npu.md)")
         return None

@@ -101,7 +101,7 @@ def _positions(like, count):
     """``arange(count)`` (int64, on ``like``'s device), made from ``like``: these decompositions run in
     backward graphs too, which TorchAir's aclgraph converter compiles outside the fake mode, where an
     op that makes a tensor from nothing (``arange``, ``zeros``) gives a real tensor among FakeTensors
-    and stops the compile (README, npugraph_ex)."""
+    and stops the compile (docs/npugraph_ex.md)."""
     return like.new_ones(count, dtype=torch.int64).cumsum(0) - 1
 
 

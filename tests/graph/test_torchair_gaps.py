@@ -113,7 +113,7 @@ def test_grouped_mm_equals_aten_and_transformers_fallback_with_empty_groups(coun
 
 def test_grouped_mm_decompositions_make_no_tensor_from_nothing():
     """They run in backward graphs, which TorchAir's aclgraph converter compiles outside the fake
-    mode: an arange or zeros there gives a real tensor among FakeTensors (README, npugraph_ex)."""
+    mode: an arange or zeros there gives a real tensor among FakeTensors (docs/npugraph_ex.md)."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
     offs = _offsets([3, 0, 5, 4])
