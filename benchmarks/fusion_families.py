@@ -6,7 +6,9 @@ The tiny random-weight models of tests/fusion (1 layer, eager attention, static 
 after ``airfuse.patch`` (``fuse=False``) and unpatched through the backend's fusion (``fuse=True``).
 Modeled bytes are ``GeCapture.hbm_traffic()``: every GE node's inputs read and outputs written once,
 from the shapes the offline executor runs (airfuse.ge_accounting). The last column says whether the
-fused graph has exactly the airfuse nodes, per type, of ``patch()`` + ``fuse=True``.
+fused graph has exactly the airfuse nodes, per type, of ``patch()`` + ``fuse=True``; the one before it,
+Dynamo's graph breaks in the fused compile (compiled without ``fullgraph``, so a break would split the
+graph rather than fail).
 
     .venv/bin/python benchmarks/fusion_families.py [family ...]
 """
@@ -35,7 +37,7 @@ def _airfuse_types(capture):
 
 def main(families):
     print("family      | GE op nodes unfused/patched/fused | airfuse nodes | non-matmul HBM bytes unfused / patched / fused"
-          " | matmul bytes (all three) | fused airfuse nodes == patch()+fuse")
+          " | matmul bytes (all three) | graph breaks (fused) | fused airfuse nodes == patch()+fuse")
     for family in families:
         model = tiny_model(family, layers=1).requires_grad_(False)
         patched_model = airfuse.patch(copy.deepcopy(model))
@@ -49,7 +51,8 @@ def main(families):
         same = _airfuse_types(captures["fused"]) == _airfuse_types(airfuse.capture_ge_graph(patched_model, ids, fuse=True))
         matmul = {row[3] for row in rows.values()}
         print(f"{family:11} | {'/'.join(str(r[0]) for r in rows.values()):>33} | {'/'.join(str(r[1]) for r in rows.values()):>13} | "
-              f"{' / '.join(f'{r[2]:,}' for r in rows.values()):>46} | {', '.join(f'{m:,}' for m in sorted(matmul)):>24} | {same}",
+              f"{' / '.join(f'{r[2]:,}' for r in rows.values()):>46} | {', '.join(f'{m:,}' for m in sorted(matmul)):>24} | "
+              f"{captures['fused'].graph_breaks:>20} | {same}",
               flush=True)
 
 
