@@ -45,12 +45,18 @@ template <typename T> __aicore__ inline void FromFloat(const LocalTensor<T>& dst
     }
 }
 
-// Vector result -> scalar unit: the read must wait for the vector pipe, and the next vector
-// write must wait for the read.
-template <typename T> __aicore__ inline T ReadScalar(const LocalTensor<T>& t) {
+// The scalar unit waits for the vector pipe's work issued so far (before it reads a vector result,
+// or stores over UB a vector op wrote or reads).
+__aicore__ inline void ScalarWaitsForVector() {
     int32_t eventVS = GetTPipePtr()->FetchEventID(HardEvent::V_S);
     SetFlag<HardEvent::V_S>(eventVS);
     WaitFlag<HardEvent::V_S>(eventVS);
+}
+
+// Vector result -> scalar unit: the read must wait for the vector pipe, and the next vector
+// write must wait for the read.
+template <typename T> __aicore__ inline T ReadScalar(const LocalTensor<T>& t) {
+    ScalarWaitsForVector();
     T v = t.GetValue(0);
     int32_t eventSV = GetTPipePtr()->FetchEventID(HardEvent::S_V);
     SetFlag<HardEvent::S_V>(eventSV);

@@ -126,7 +126,9 @@ private:
         Duplicate(acc_.Get<float>(), 0.0f, int32_t(span));
         Duplicate(rot_.Get<float>(), 0.0f, int32_t(span));
         if constexpr (kBackward) Duplicate(sinF_.Get<float>(), 0.0f, int32_t(sinF_.Get<float>().GetSize()));
-        PipeBarrier<PIPE_V>();
+        // CANN's CreateVecIndex stores its first 32 B block from the scalar unit, then adds on the
+        // vector pipe (CreateVecIndexOneBlk, dav_c220 and dav_m200): idx's zeros must be written first.
+        ScalarWaitsForVector();
         CreateVecIndex(idx, 0.0f, d);
         Duplicate(divisor, k, d);
         PipeBarrier<PIPE_V>();

@@ -319,4 +319,11 @@ void ScalarResultStore(const char* api, uint32_t dstOff, int32_t buf, uint32_t g
     }
 }
 
+void ScalarStoresThenVector(const char* api, uint32_t dstOff, uint32_t bytes, int32_t buf, uint32_t gen) {
+    Instr(api, kPipeS).Ub("dst", dstOff, bytes, buf, gen, true);
+    int32_t id = FetchEventId(HardEvent::S_V, api);
+    SetFlagAt(HardEvent::S_V, id, api, Site{});
+    WaitFlagAt(HardEvent::S_V, id, api, Site{});
+}
+
 }  // namespace twin

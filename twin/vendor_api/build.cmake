@@ -22,8 +22,11 @@ set(VENDOR_TWIN_KERNELS add.cpp rms_norm.cpp add_rms_norm.cpp silu_mul.cpp silu_
     rope.cpp rope_grad.cpp rms_norm_grad.cpp)
 
 # The CPU-debug branch for the 910B vector core, as kernels.cmake compiles it; the twin's own
-# stub_fun.h comes before vendor_check's.
-set(VENDOR_TWIN_FLAGS -std=c++17 -O1 -fPIC ${CHIP_DEFINES_ascend910b} ${MODE_DEFINES_cpu}
+# stub_fun.h comes before vendor_check's. Every load and store of the kernel's code calls the
+# model (src/scalar_access.cpp: the scalar unit's accesses, which the headers make as host ones).
+set(VENDOR_TWIN_SCALAR_ACCESS -fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0 --param asan-globals=0
+    --param asan-stack=0)
+set(VENDOR_TWIN_FLAGS -std=c++17 -O1 -fPIC ${CHIP_DEFINES_ascend910b} ${MODE_DEFINES_cpu} ${VENDOR_TWIN_SCALAR_ACCESS}
     -I${VENDOR_TWIN_DIR}/include ${VENDOR_INCLUDES} ${KERNEL_INCLUDES} -w)
 set(VENDOR_TWIN_PRELUDE ${VENDOR_TWIN}/prelude.h)
 file(CONFIGURE OUTPUT ${VENDOR_TWIN_PRELUDE} CONTENT
@@ -32,7 +35,7 @@ add_custom_command(
   OUTPUT ${VENDOR_TWIN_PRELUDE}.gch
   COMMAND ${CMAKE_CXX_COMPILER} ${VENDOR_TWIN_FLAGS} -x c++-header ${VENDOR_TWIN_PRELUDE} -o ${VENDOR_TWIN_PRELUDE}.gch
           -MD -MF ${VENDOR_TWIN_PRELUDE}.gch.d -MT ${VENDOR_TWIN_PRELUDE}.gch
-  DEPENDS ${VENDOR_TWIN_PRELUDE} ${GENERATED}/kernel_tiling/kernel_tiling.h ${VENDOR_TWIN_DIR}/include/stub_fun.h
+  DEPENDS ${VENDOR_TWIN_PRELUDE} ${GENERATED}/kernel_tiling/kernel_tiling.h ${VENDOR_TWIN_DIR}/include/stub_fun.h ${VENDOR_TWIN_DIR}/build.cmake
   DEPFILE ${VENDOR_TWIN_PRELUDE}.gch.d
   COMMENT "vendor-API twin: CANN's headers precompiled"
   VERBATIM)
@@ -90,13 +93,14 @@ set_target_properties(vendor_twin_print_lock PROPERTIES POSITION_INDEPENDENT_COD
 # The core model, and the tiling entry points of the home-made twin (op_host's tiling core only).
 add_library(airfuse_vendor_twin SHARED
   ${VENDOR_TWIN_DIR}/src/core_model.cpp ${VENDOR_TWIN_DIR}/src/bookkeeping.cpp ${VENDOR_TWIN_DIR}/src/sync_intrinsics.cpp
-  ${VENDOR_TWIN_DIR}/src/copy_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/vector_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/reduce_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/pipe_order.cpp ${VENDOR_TWIN_DIR}/src/gm_order.cpp ${VENDOR_TWIN_DIR}/src/launch.cpp ${VENDOR_TWIN_DIR}/src/blocks.cpp ${VENDOR_TWIN_DIR}/src/host_runtime.cpp
+  ${VENDOR_TWIN_DIR}/src/copy_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/vector_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/reduce_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/pipe_order.cpp ${VENDOR_TWIN_DIR}/src/gm_order.cpp ${VENDOR_TWIN_DIR}/src/scalar_access.cpp ${VENDOR_TWIN_DIR}/src/launch.cpp ${VENDOR_TWIN_DIR}/src/blocks.cpp ${VENDOR_TWIN_DIR}/src/host_runtime.cpp
   ${AIRFUSE_ROOT}/twin/src/capi.cpp $<TARGET_OBJECTS:vendor_twin_api_check> $<TARGET_OBJECTS:vendor_twin_print_lock> ${VENDOR_TWIN_OBJECTS})
 target_include_directories(airfuse_vendor_twin PRIVATE ${VENDOR_TWIN_DIR}/include ${AIRFUSE_ROOT}/vendor_check/include ${CPUDEBUG}/include ${ASC}/impl/basic_api
                            ${AIRFUSE_ROOT}/op_host/tiling ${AIRFUSE_ROOT}/kernels)
 target_compile_options(airfuse_vendor_twin PRIVATE -O1 -DASCENDC_CPU_DEBUG=1 -D__ASCENDC_INCLUDE_INTERNAL_HEADERS__)
 set_target_properties(airfuse_vendor_twin PROPERTIES CXX_STANDARD 17 LIBRARY_OUTPUT_DIRECTORY ${VENDOR_TWIN})
 target_link_options(airfuse_vendor_twin PRIVATE -Wl,--no-undefined)
+target_link_libraries(airfuse_vendor_twin PRIVATE ${CMAKE_DL_LIBS})
 add_dependencies(airfuse_vendor_twin vendor_kernel_tiling)
 
 # The deliberately broken kernels of tests/kernels/broken (the home-made twin's negative tests),

@@ -46,6 +46,9 @@ private:
 // The A2 ReduceSum count form ends on the scalar unit (asc-devkit dav_c220 ReduceSumImpl: vcadd,
 // V_S, a scalar store of the accumulator into dst, S_V, S_MTE3): dst is written by S, after V.
 void ScalarResultStore(const char* api, uint32_t dstOff, int32_t buf, uint32_t gen);
+// CreateVecIndex's first block (asc-devkit CreateVecIndexOneBlk, dav_c220 and dav_m200): scalar
+// stores of `bytes` into dst, then S_V before the vector ops that continue from them.
+void ScalarStoresThenVector(const char* api, uint32_t dstOff, uint32_t bytes, int32_t buf, uint32_t gen);
 
 }  // namespace twin
 

@@ -423,14 +423,20 @@ template <typename T> void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>&
 }
 
 // dst[i] = firstValue + i (CreateVecIndex.md: half/int16_t/int32_t/float on A2 and 310P AI Core).
+// As CANN implements it (asc-devkit dav_c220 and dav_m200 CreateVecIndexCalc): the first 32 B
+// block by scalar stores, S_V, then vector Adds that continue from it over the rest.
 template <typename T> void CreateVecIndex(const LocalTensor<T>& dst, const T& firstValue, uint32_t count) {
     const char* api = "CreateVecIndex";
     if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, half> && !std::is_same_v<T, int32_t>)
         twin::Fail(api, twin::Fmt("dtype %s is not supported by this API in the twin", twin::TypeName<T>()));
     twin::CheckVec(api, "dst", dst, count);
-    twin::Instr in(api, twin::kPipeV);
-    in.Vector(count, sizeof(T));
-    dst.Access(in, "dst", uint64_t(count) * sizeof(T), true);
+    uint32_t head = std::min<uint32_t>(count, 32 / sizeof(T));
+    twin::ScalarStoresThenVector(api, dst.UbOffset(), head * sizeof(T), dst.Buf(), dst.Gen());
+    if (count > head) {
+        twin::Instr in(api, twin::kPipeV);
+        in.Vector(count - head, sizeof(T));
+        dst.Access(in, "dst", uint64_t(count) * sizeof(T), true);
+    }
     if (twin::Cur().countOnly) return;
     T* dp = dst.Data();
     for (uint32_t i = 0; i < count; ++i) dp[i] = T(float(firstValue) + float(i));

@@ -29,26 +29,30 @@ GmOrder::Byte& GmOrder::At(size_t arg, uint64_t offset) {
 
 void GmOrder::Read(const Core& c, const Instr& in, const char* operand, size_t arg, uint64_t at, Byte& b) {
     const char* name = gm_[arg].name.c_str();
-    if (b.writer == Id(c) && !c.order.Knows(kPipeMte2, kPipeMte3, b.writerSeq))
-        Fail(in.name, Fmt("%s, GM byte %llu of %s, (pipe MTE2) reads (RAW) what this block's MTE3 instruction %u stored, with nothing "
-                          "ordering them (set_flag/wait_flag MTE3 -> MTE2, or pipe_barrier)", operand, (unsigned long long)at, name, b.writerSeq));
+    if (b.writer == Id(c) && !c.order.Ordered(in.pipe, b.writerPipe, b.writerSeq, in.seq))
+        Fail(in.name, Fmt("%s, GM byte %llu of %s, (pipe %s) reads (RAW) what this block's %s instruction %u stored, with nothing "
+                          "ordering them (set_flag/wait_flag %s -> %s, or pipe_barrier)", operand, (unsigned long long)at, name,
+                          PipeName(in.pipe), PipeName(b.writerPipe), b.writerSeq, PipeName(b.writerPipe), PipeName(in.pipe)));
     if (b.writer != kNone && b.writer != Id(c) && b.writerEpoch == c.syncEpoch)
         Fail(in.name, Fmt("%s, GM byte %llu of %s, reads what block %d wrote with no SyncAll between them: cross-core race", operand,
                           (unsigned long long)at, name, b.writer - 1));
     if (b.reader == kNone || b.readerEpoch != c.syncEpoch) {
-        b = Byte{b.writerSeq, b.writer, b.writerEpoch, uint32_t(in.seq), Id(c), c.syncEpoch};
-    } else if (b.reader == Id(c)) {
-        b.readerSeq = uint32_t(in.seq);
-    } else {
+        b.reader = Id(c);
+        b.readerEpoch = c.syncEpoch;
+    } else if (b.reader != Id(c)) {
         b.reader = kSeveral;
     }
+    b.readerSeq = uint32_t(in.seq);
+    b.readerPipe = in.pipe;
 }
 
 void GmOrder::Write(const Core& c, const Instr& in, const char* operand, size_t arg, uint64_t at, Byte& b) {
     const char* name = gm_[arg].name.c_str();
-    if (b.writer == Id(c) && b.writerSeq != in.seq && !c.order.Knows(kPipeMte3, kPipeMte3, b.writerSeq))
-        Fail(in.name, Fmt("%s, GM byte %llu of %s, (pipe MTE3) writes (WAW) over this block's MTE3 instruction %u with nothing "
-                          "ordering them (pipe_barrier MTE3)", operand, (unsigned long long)at, name, b.writerSeq));
+    if (b.writer == Id(c) && !c.order.Ordered(in.pipe, b.writerPipe, b.writerSeq, in.seq))
+        Fail(in.name, Fmt("%s, GM byte %llu of %s, (pipe %s) writes (WAW) over this block's %s instruction %u with nothing "
+                          "ordering them (%s)", operand, (unsigned long long)at, name, PipeName(in.pipe), PipeName(b.writerPipe), b.writerSeq,
+                          in.pipe == b.writerPipe ? Fmt("pipe_barrier %s", PipeName(in.pipe)).c_str()
+                                                  : Fmt("set_flag/wait_flag %s -> %s", PipeName(b.writerPipe), PipeName(in.pipe)).c_str()));
     if (b.writer != kNone && b.writer != Id(c) && b.writerEpoch == c.syncEpoch)
         Fail(in.name, Fmt("%s, GM byte %llu of %s, overwrites what block %d wrote with no SyncAll between them: cross-core race", operand,
                           (unsigned long long)at, name, b.writer - 1));
@@ -56,12 +60,12 @@ void GmOrder::Write(const Core& c, const Instr& in, const char* operand, size_t 
         if (b.reader != Id(c))
             Fail(in.name, Fmt("%s, GM byte %llu of %s, overwrites what %s read with no SyncAll between them: cross-core race", operand,
                               (unsigned long long)at, name, b.reader == kSeveral ? "other blocks" : Fmt("block %d", b.reader - 1).c_str()));
-        if (!c.order.Knows(kPipeMte3, kPipeMte2, b.readerSeq))
-            Fail(in.name, Fmt("%s, GM byte %llu of %s, (pipe MTE3) writes (WAR) what this block's MTE2 instruction %u is still loading, with "
-                              "nothing ordering them (set_flag/wait_flag MTE2 -> MTE3, or pipe_barrier)", operand, (unsigned long long)at, name,
-                              b.readerSeq));
+        if (!c.order.Ordered(in.pipe, b.readerPipe, b.readerSeq, in.seq))
+            Fail(in.name, Fmt("%s, GM byte %llu of %s, (pipe %s) writes (WAR) what this block's %s instruction %u is still reading, with "
+                              "nothing ordering them (set_flag/wait_flag %s -> %s, or pipe_barrier)", operand, (unsigned long long)at, name,
+                              PipeName(in.pipe), PipeName(b.readerPipe), b.readerSeq, PipeName(b.readerPipe), PipeName(in.pipe)));
     }
-    b = Byte{uint32_t(in.seq), Id(c), c.syncEpoch, 0, kNone, 0};
+    b = Byte{uint32_t(in.seq), Id(c), c.syncEpoch, 0, kNone, 0, in.pipe, kPipeMte2};
 }
 
 }  // namespace airfuse_vendor_twin

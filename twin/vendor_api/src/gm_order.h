@@ -1,11 +1,11 @@
 // GM ordering at the intrinsic level, for every block of a launch (twin/README.md "Pipes and
-// events", GM rows): every byte of the launch's GM arguments remembers the MTE3 copy that last
-// wrote it and the MTE2 copies that read it since, with their block and the block's SyncAll epoch.
-// Within a block, a load of bytes the block stored needs MTE3 -> MTE2 ordering, a store over bytes
-// it is loading MTE2 -> MTE3, and overlapping stores a barrier; across blocks, bytes one block
-// writes must not be read or written by another between the same two SyncAlls. The scalar unit's
-// GM accesses (GlobalTensor::GetValue/SetValue) are plain host accesses in the CPU-debug headers,
-// which no intrinsic sees.
+// events", GM rows): every byte of the launch's GM arguments remembers the instruction that last
+// wrote it (an MTE3 copy or a scalar store) and the last that read it since (an MTE2 copy or a
+// scalar load), with their pipe, block and the block's SyncAll epoch. Within a block, an access of
+// bytes the block wrote, or a write over bytes it read, needs the writer's (reader's) pipe ordered
+// before the accessing one (a flag, a pipe_barrier for MTE3 over MTE3; the scalar unit is in
+// program order); across blocks, bytes one block writes must not be read or written by another
+// between the same two SyncAlls. The scalar unit's accesses come from src/scalar_access.cpp.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -21,8 +21,8 @@ struct GmBuffer;
 class GmOrder {
 public:
     explicit GmOrder(const std::vector<GmBuffer>& gm) : gm_(gm), shadow_(gm.size()) {}
-    // `bytes` at `p` (inside one GM argument, already checked), read by MTE2 instruction `in` of
-    // core `c`, or written by MTE3 instruction `in`.
+    // `bytes` at `p` (inside one GM argument, already checked), read or written by instruction `in`
+    // of core `c` (MTE2 reads, MTE3 writes, S either).
     void Touch(const Core& c, const Instr& in, const char* operand, const uint8_t* p, uint64_t bytes, bool write);
 
 private:
@@ -32,6 +32,7 @@ private:
         uint16_t writer = kNone, writerEpoch = 0;
         uint32_t readerSeq = 0;
         uint16_t reader = kNone, readerEpoch = 0;
+        Pipe writerPipe = kPipeMte3, readerPipe = kPipeMte2;
     };
     void Read(const Core& c, const Instr& in, const char* operand, size_t arg, uint64_t at, Byte& b);
     void Write(const Core& c, const Instr& in, const char* operand, size_t arg, uint64_t at, Byte& b);

@@ -21,21 +21,14 @@ Instr PipeOrder::Issue(Pipe p, const char* name) {
     return Instr{p, ++issued_[p], name};
 }
 
-namespace {
-// The bytes of [offset, offset + bytes) inside 32 B block `b` still hold AllocTensor's poison. The
-// scalar unit's stores into UB are plain host stores in the CPU-debug headers, which no intrinsic
-// sees: a block they changed counts as written.
-bool StillPoisoned(uint64_t offset, uint64_t bytes, uint64_t b) {
-    const uint8_t* ub = Cur().ub;
-    for (uint64_t i = std::max(offset, b * 32); i < std::min(offset + bytes, b * 32 + 32); ++i)
-        if (ub[i] != 0xff) return false;
-    return true;
+bool PipeOrder::Ordered(Pipe p, Pipe other, uint64_t seq, uint64_t mySeq) const {
+    if (seq == 0 || known_[p][other] >= seq) return true;
+    return other == p && (p == kPipeS || seq == mySeq);
 }
-}  // namespace
 
 // An access conflicts with an earlier one unless the accessing pipe knows that one complete.
 void PipeOrder::Check(const Instr& in, const char* operand, uint64_t block, Pipe other, const Access& earlier, const char* kind) const {
-    if (earlier.seq == 0 || (other == in.pipe && earlier.seq == in.seq) || known_[in.pipe][other] >= earlier.seq) return;
+    if (Ordered(in.pipe, other, earlier.seq, in.seq)) return;
     std::string where = block == kNotUb ? std::string(operand) : Fmt("%s, UB block at offset %llu,", operand, (unsigned long long)block * 32);
     Fail(in.name, Fmt("%s (pipe %s) %s after %s (pipe %s, its instruction %llu) with nothing ordering them "
                       "(set_flag/wait_flag %s -> %s, or pipe_barrier)",
@@ -55,7 +48,7 @@ void PipeOrder::Touch(const Instr& in, const char* operand, uint64_t ubOffset, u
             blk.unwritten = false;
             for (Access& r : blk.readers) r = Access{};
         } else {
-            if (blk.unwritten && StillPoisoned(ubOffset, bytes, b))
+            if (blk.unwritten)
                 Fail(in.name, Fmt("%s, UB block at offset %llu, is read before anything wrote it since its AllocTensor "
                                   "(fresh UB holds stale data)", operand, (unsigned long long)b * 32));
             blk.unwritten = false;

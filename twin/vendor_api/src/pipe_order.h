@@ -4,7 +4,8 @@
 // order but independently of each other. Each pipe keeps a vector clock of the work of every pipe
 // it knows complete: set_flag(A, B) snapshots A's (with all A work issued so far), wait_flag(A, B)
 // merges it into B's, pipe_barrier(P) makes P know its own earlier work, PIPE_ALL everyone's; what
-// the scalar unit has waited for, every later instruction may assume. Every 32 B block of the
+// the scalar unit has waited for, every later instruction may assume (not its own loads and stores:
+// those reach another pipe by an S -> pipe flag). Every 32 B block of the
 // unified buffer remembers its last writer and its readers since; an access that conflicts with one
 // the accessing pipe does not know complete (read after write, write after read or write) stops
 // the launch naming both instructions, their pipes and the block.
@@ -27,8 +28,8 @@ public:
     void Reset(uint64_t ubBytes);
     Instr Issue(Pipe p, const char* name);
     void Touch(const Instr& in, const char* operand, uint64_t ubOffset, uint64_t bytes, bool write);
-    // AllocTensor: the buffer holds stale data until something writes it; a read of bytes still
-    // holding the poison stops the launch.
+    // AllocTensor: the buffer holds stale data until something writes it (an intrinsic, or the
+    // scalar unit: src/scalar_access.cpp); a read before that stops the launch.
     void MarkUnwritten(uint64_t ubOffset, uint64_t bytes);
     // A result held outside the unified buffer (vcadd's accumulator), written by `writer`.
     void ReadResult(const Instr& in, const Instr& writer, const char* what) const;
@@ -36,8 +37,9 @@ public:
     void WaitFlag(Pipe from, Pipe to, int id);
     void Barrier(Pipe p);
     void BarrierAll();
-    // Pipe p knows `other`'s instruction `seq` complete.
-    bool Knows(Pipe p, Pipe other, uint64_t seq) const { return known_[p][other] >= seq; }
+    // Pipe p's instruction `mySeq` may assume `other`'s instruction `seq` complete: p knows it, or it
+    // is p's own (the scalar unit runs in program order; another pipe only after a pipe_barrier).
+    bool Ordered(Pipe p, Pipe other, uint64_t seq, uint64_t mySeq) const;
 
 private:
     struct Access {
