@@ -18,12 +18,6 @@ uint64_t g_tilingKey = 0;
 int32_t g_coreType = 2;
 int32_t g_taskRation = 1;
 int32_t sub_block_idx = 0;
-namespace AscendC {
-extern const int MIX_TYPE = 0;
-extern const int AIC_TYPE = 1;
-extern const int AIV_TYPE = 2;
-bool g_isAtomic = false;
-}  // namespace AscendC
 
 namespace airfuse_vendor_twin {
 namespace {
