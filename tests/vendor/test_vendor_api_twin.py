@@ -158,10 +158,12 @@ def test_activations_are_bitwise_equal_on_both_twins(vendor_api_twin, capfd, op,
 # groups, decode, and odd shapes (tests/kernels/test_twin_rope.py has the layouts).
 ROPE_SHAPES = [((2, 8, 16, 128), (1, 1, 16, 128)), ((2, 16, 8, 64), (2, 16, 1, 64)), ((2, 16, 8, 128), (1, 16, 1, 128)),
                ((1, 32, 1, 128), (1, 1, 1, 128)), ((3, 6), (3, 6)), ((7, 1, 3, 34), (1, 1, 3, 34))]
+# On 310P (no DataCopyPad) the rope tiling takes rows of whole 32 B blocks only, in every dtype.
+ROPE_ON_CHIPS = [(chip, x_dt, t_dt, x_shape, t_shape) for chip, x_dt, t_dt in _on_chips(RMS_NORM_COMBOS) for x_shape, t_shape in ROPE_SHAPES
+                 if chip == B2 or all(x_shape[-1] * dt.itemsize % 32 == 0 for dt in (x_dt, t_dt))]
 
 
-@pytest.mark.parametrize("chip,x_dtype,table_dtype", _on_chips(RMS_NORM_COMBOS), ids=str)
-@pytest.mark.parametrize("x_shape,table_shape", ROPE_SHAPES, ids=str)
+@pytest.mark.parametrize("chip,x_dtype,table_dtype,x_shape,table_shape", ROPE_ON_CHIPS, ids=str)
 @pytest.mark.parametrize("mode", ["half", "interleave"])
 @pytest.mark.parametrize("backward", [False, True], ids=["forward", "backward"])
 def test_rope_is_bitwise_equal_on_both_twins(vendor_api_twin, capfd, chip, x_dtype, table_dtype, x_shape, table_shape, mode, backward):
