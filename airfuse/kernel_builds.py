@@ -18,6 +18,14 @@ apart (``twin_name``), so that all coexist in one library and airfuse/twin.py fi
     python -m airfuse.kernel_builds --twin
 
 prints one a line: ``kernel source,entry symbol,twin name,DTYPE_X=float,...``.
+
+The vendor-API twin (twin/vendor_api) compiles the kernels against CANN's headers, whose branch
+differs per chip, so it holds every chip's builds: 910B's under the home-made twin's names, every
+other chip's under the twin name with the chip appended (``vendor_twin_name``):
+
+    python -m airfuse.kernel_builds --vendor-twin
+
+prints one a line: ``chip,kernel source,entry symbol,vendor twin name,DTYPE_X=float,...``.
 """
 
 from __future__ import annotations
@@ -101,14 +109,30 @@ def twin_builds(ops) -> list[KernelBuild]:
     return [build for build in kernel_builds(ops) if build.chip == TWIN_BUILDS_CHIP]
 
 
+def vendor_twin_name(twin_name: str, chip: str) -> str:
+    """The vendor-API twin's name for the build of ``twin_name`` for ``chip`` (a compute unit:
+    ascend910b, ascend310p): 910B's builds keep the twin name, the others end in ``__<chip>``
+    (airfuse_add__float16__ascend310p)."""
+    if chip not in CHIP_DTYPE_COMBOS:
+        raise ValueError(f"kernel builds: unknown chip {chip!r} (known: {', '.join(CHIP_DTYPE_COMBOS)})")
+    return twin_name if chip == TWIN_BUILDS_CHIP else f"{twin_name}__{chip}"
+
+
 def main(argv=None) -> None:
     import argparse
 
     from .ops import ALL_OPS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--twin", action="store_true", help="the CPU twin's builds instead of CANN's")
+    listing = parser.add_mutually_exclusive_group()
+    listing.add_argument("--twin", action="store_true", help="the CPU twin's builds instead of CANN's")
+    listing.add_argument("--vendor-twin", action="store_true", help="the vendor-API twin's builds: every chip's, named per chip")
     args = parser.parse_args(argv)
+    if args.vendor_twin:
+        for build in kernel_builds(ALL_OPS.values()):
+            print(",".join([build.chip, build.source, build.op.kernel_symbol, vendor_twin_name(build.twin_name, build.chip),
+                            *build.dtype_macros]))
+        return
     if args.twin:
         for build in twin_builds(ALL_OPS.values()):
             print(",".join([build.source, build.op.kernel_symbol, build.twin_name, *build.dtype_macros]))

@@ -22,12 +22,14 @@ from typing import NamedTuple
 import torch
 
 from . import libraries
+from .kernel_builds import vendor_twin_name
 from .ops import ALL_OPS
 
 DEFAULT_LIB = libraries.build_dir() / "libairfuse_twin.so"
 # The vendor-API twin (twin/vendor_api/README.md): the kernels compiled against CANN's real headers
 # over airfuse's model of the AI core, built by `make vendor-build` where CANN's open-source tree is
-# found. Same C entry points; no cost model or count-only mode yet, and the 910B builds only.
+# found. Same C entry points; no cost model or count-only mode yet. It holds each chip's builds,
+# compiled in that chip's branch of the headers, under kernel_builds.vendor_twin_name.
 VENDOR_API_LIB = libraries.vendor_build_dir() / "vendor_api_twin" / "libairfuse_vendor_twin.so"
 # AIRFUSE_TWIN=vendor-api makes the vendor-API twin the one launches run on by default (`make test`
 # runs tests/kernels so, where it is built).
@@ -111,6 +113,8 @@ def _load(path: Path) -> ctypes.CDLL:
     lib.twin_sync_sites.argtypes = [ctypes.c_char_p, ctypes.c_int]
     lib.twin_disable_sync_site.argtypes = [ctypes.c_char_p]
     if path == VENDOR_API_LIB:
+        lib.twin_kernel_chip.argtypes = [ctypes.c_char_p]
+        lib.twin_kernel_chip.restype = ctypes.c_char_p
         return lib  # the cost entry points below are the home-made twin's only
     lib.twin_last_cost.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.c_int]
     cp = ctypes.POINTER(ctypes.c_char_p)
@@ -188,6 +192,7 @@ def launch(symbol: str, gm: list[tuple[str, torch.Tensor | None]], tile: Tiling,
     in order (name, tensor or None) without the tiling, which is appended. Returns the GM bytes
     read and written and the modelled time."""
     lib = library()
+    symbol = _entry_symbol(lib, symbol, chip)
     try:
         fn = ctypes.cast(getattr(fn_lib or lib, symbol), ctypes.c_void_p)
     except AttributeError:
@@ -211,6 +216,18 @@ def launch(symbol: str, gm: list[tuple[str, torch.Tensor | None]], tile: Tiling,
     if rc:
         raise TwinError(err.value.decode())
     return Counts(read.value, written.value, _last_cost(lib))
+
+
+def _entry_symbol(lib: ctypes.CDLL, symbol: str, chip: str) -> str:
+    """The entry symbol of build ``symbol`` for ``chip`` in ``lib``: the home-made twin runs one build
+    for every chip; the vendor-API twin holds each chip's own, named by kernel_builds.vendor_twin_name
+    after the compute unit the library gives the chip."""
+    if not hasattr(lib, "twin_kernel_chip"):
+        return symbol
+    compute_unit = lib.twin_kernel_chip(chip.encode())
+    if compute_unit is None:
+        raise TwinError(f"{symbol}: unknown chip {chip!r}")
+    return vendor_twin_name(symbol, compute_unit.decode())
 
 
 class CostParameter(NamedTuple):

@@ -189,7 +189,9 @@ template <typename T> void Duplicate(const LocalTensor<T>& d, const T& v, int32_
 }
 
 // Sum of `count` elements into dst[0]: tree within each 256 B repeat; across repeats sequential
-// on A2 (count form) and a tree elsewhere. sharedTmpBuffer must be as large as documented.
+// on A2 (count form); elsewhere (310P) as [ADK] kernel_operator_vec_reduce_intf_impl.h's count
+// form for dav_m200 does it: the full repeats' sums as a tree (ReduceImpl), the partial last
+// repeat's sum apart, and that added last. sharedTmpBuffer must be as large as documented.
 template <typename T>
 void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& tmp, int32_t count) {
     const char* api = "ReduceSum";
@@ -219,8 +221,11 @@ void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Local
         if (twin::Cur().chip->reduceSumSequential) {
             for (size_t i = 1; i < parts.size(); ++i) parts[0] = T(parts[0] + parts[i]);
         } else {
-            for (size_t w = 1; w < parts.size(); w *= 2)
-                for (size_t i = 0; i + w < parts.size(); i += 2 * w) parts[i] = T(parts[i] + parts[i + w]);
+            const bool tail = parts.size() > 1 && count % perRepeat != 0;
+            const size_t body = parts.size() - (tail ? 1 : 0);
+            for (size_t w = 1; w < body; w *= 2)
+                for (size_t i = 0; i + w < body; i += 2 * w) parts[i] = T(parts[i] + parts[i + w]);
+            if (tail) parts[0] = T(parts[0] + parts[body]);
         }
         dst.Data()[0] = parts[0];
     }

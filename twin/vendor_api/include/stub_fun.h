@@ -40,6 +40,7 @@ void set_padding(uint64_t bits);
 void set_l1_3d_size(uint64_t bytes);
 void set_atomic_none();
 void dcci(void* gm, uint64_t entire);
+void dcci(void* gm, cache_line_t line);  // dav_m200 TPipe::Destroy, kernel_tpipe_impl.h
 // Cross-core flags (SyncAll): config = 1 | mode << 4 | flag id << 8 (dav_c220 GetffstMsg).
 void ffts_cross_core_sync(pipe_t pipe, uint64_t config);
 void wait_flag_dev(int64_t flagId);
@@ -97,10 +98,14 @@ void vector_dup(float* dst, float scalar, uint8_t repeat, uint16_t dstBlockStrid
 void vector_dup(uint32_t* dst, uint32_t scalar, uint8_t repeat, uint16_t dstBlockStride, uint16_t srcBlockStride, uint8_t dstRepeatStride,
                 uint8_t srcRepeatStride);
 // Reductions and data rearrangement (src/reduce_intrinsics.cpp).
+// dav_c220 with the accumulate flag; dav_m200 without (kernel_operator_vec_reduce_impl.h of each).
 void vcadd(float* dst, float* src, uint8_t repeat, uint16_t dstRepeatStride, uint16_t srcBlockStride, uint16_t srcRepeatStride, uint8_t accumulate);
+void vcadd(float* dst, float* src, uint8_t repeat, uint16_t dstRepeatStride, uint16_t srcBlockStride, uint16_t srcRepeatStride);
 int64_t get_acc_val();
 void vbrcb(uint32_t* dst, uint32_t* src, uint16_t dstBlockStride, uint16_t dstRepeatStride, uint8_t repeat);
+// dav_c220 with its operands; dav_m200 with one config word (kernel_operator_vec_gather_impl.h of each).
 void vgather(uint32_t* dst, uint32_t* offsets, uint32_t sourceAddress, uint16_t dstRepeatStride, uint8_t repeat);
+void vgather(uint32_t* dst, uint32_t* offsets, uint64_t config);
 
 // Conversions vconv_<src>2<dst><round mode>: repeat, block strides, repeat strides.
 #define AIRFUSE_VECTOR_CONVERT(name, D, S) \

@@ -18,12 +18,6 @@ uint64_t g_tilingKey = 0;
 int32_t g_coreType = 2;
 int32_t g_taskRation = 1;
 int32_t sub_block_idx = 0;
-namespace AscendC {
-extern const int MIX_TYPE = 0;
-extern const int AIC_TYPE = 1;
-extern const int AIV_TYPE = 2;
-bool g_isAtomic = false;
-}  // namespace AscendC
 
 namespace airfuse_vendor_twin {
 namespace {
@@ -71,6 +65,7 @@ void AscendCBufAbsAddr(uint8_t hardware, uint64_t addr, uint32_t bytes) {
     if (c.ub) Fail("AscendCBufAbsAddr (TPipe)", "a second TPipe: a kernel constructs one TPipe, which owns the unified buffer");
     c.ub = reinterpret_cast<uint8_t*>(uintptr_t(addr));
     c.ubBytes = bytes;
+    WatchScalarAccesses(c.ub, bytes);
     // Every block's TPipe starts here. Fresh UB holds whatever was there: poisoned (NaN for float
     // types), as the home-made twin does, so a kernel that reads what it never wrote fails.
     std::memset(c.ub, 0xff, bytes);

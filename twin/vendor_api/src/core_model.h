@@ -102,4 +102,13 @@ uint64_t CheckUb(const char* intrinsic, const char* operand, const void* p, uint
 void CheckQueueBuffersFree();
 void CheckGm(const char* intrinsic, const char* operand, const void* p, uint64_t bytes);
 
+// The memory whose host accesses from kernel code are the scalar unit's (src/scalar_access.cpp):
+// the launch's GM arguments and the unified buffer, watched until the launch ends.
+void WatchScalarAccesses(const void* p, uint64_t bytes);
+void UnwatchScalarAccesses();
+
+// The source vgather reads (the host address and its length in bytes), as the CPU-debug Gather
+// hands it to the model (AscendC::SetModelGatherbSrc0Tensor, src/vendor_namespace.cpp).
+void SetGatherSource(uint64_t src, uint32_t length);
+
 }  // namespace airfuse_vendor_twin

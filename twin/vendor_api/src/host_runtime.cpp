@@ -1,11 +1,9 @@
-// Pieces of CANN's CPU-debug runtime the headers link against and whose implementation is not
-// public (libtikicpulib): the scalar bfloat16 conversions asc-tools' kernel_bf16.h declares, and
-// the process lock impl/basic_api/kernel_process_lock.h declares (taken around the headers' log
-// output; CANN's CPU debug runs blocks as processes, this twin runs them in one thread).
+// A piece of CANN's CPU-debug runtime the headers link against and whose implementation is not
+// public (libtikicpulib): the scalar bfloat16 conversions asc-tools' kernel_bf16.h declares (outside
+// namespace AscendC, so one definition serves every chip; src/vendor_namespace.cpp has the rest).
 #include <cmath>
 #include <cstring>
 #include "kernel_bf16.h"
-#include "kernel_process_lock.h"
 
 namespace bfloat16 {
 
@@ -37,36 +35,3 @@ float Bf16T::ToFloat() const {
 Bf16T::operator float() const { return ToFloat(); }
 
 }  // namespace bfloat16
-
-namespace AscendC {
-
-ProcessLock* ProcessLock::processLock = nullptr;
-
-ProcessLock::ProcessLock() { Init(); }
-ProcessLock::~ProcessLock() { UnInit(); }
-
-inline void ProcessLock::Init() {
-    pthread_rwlockattr_init(&attr);
-    pthread_rwlock_init(&lock, &attr);
-}
-
-void ProcessLock::UnInit() {
-    pthread_rwlock_destroy(&lock);
-    pthread_rwlockattr_destroy(&attr);
-}
-
-int ProcessLock::Read() { return pthread_rwlock_rdlock(&lock); }
-int ProcessLock::Write() { return pthread_rwlock_wrlock(&lock); }
-int ProcessLock::Unlock() { return pthread_rwlock_unlock(&lock); }
-
-ProcessLock* ProcessLock::CreateLock() {
-    if (processLock == nullptr) processLock = new ProcessLock();
-    return processLock;
-}
-
-void ProcessLock::FreeLock() {
-    delete processLock;
-    processLock = nullptr;
-}
-
-}  // namespace AscendC

@@ -19,9 +19,23 @@ extern uint64_t g_tilingKey;
 using namespace airfuse_vendor_twin;
 
 namespace {
+// The compute unit whose builds keep the home-made twin's names (kernel_builds.py TWIN_BUILDS_CHIP).
+constexpr const char* kHomeChip = "ascend910b";
+
 int CopyErr(char* err, int errLen, const std::string& what) {
     std::snprintf(err, size_t(errLen), "%s", what.c_str());
     return 1;
+}
+
+// The compute unit a build is for, from its name (airfuse/kernel_builds.py vendor_twin_name): 910B's
+// builds keep the home-made twin's names, every other chip's end in "__<compute unit>".
+const char* KernelChip(const char* kernel) {
+    const std::string name = kernel;
+    for (const airfuse::ChipInfo& c : airfuse::kChips) {
+        const std::string suffix = std::string("__") + c.computeUnit;
+        if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) return c.computeUnit;
+    }
+    return kHomeChip;
 }
 }  // namespace
 
@@ -29,18 +43,28 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
                            const char** names, int countOnly, uint64_t* bytesRead, uint64_t* bytesWritten, char* err, int errLen) {
     const airfuse::ChipInfo* chip = airfuse::FindChip(soc);
     if (!chip) return CopyErr(err, errLen, Fmt("unknown chip '%s'", soc));
-    // The kernels here are compiled for dav_c220 (__NPU_ARCH__ 2201), the 910B's vector core.
-    if (std::strncmp(chip->socVersion, "Ascend910B", 10) != 0)
-        return CopyErr(err, errLen, Fmt("the vendor-API twin runs the 910B (dav_c220) builds only, not %s", soc));
+    // Each chip's builds are compiled in its own branch of the headers (dav_c220 for 910B, dav_m200
+    // for 310P), and only that chip runs them: the build's name says its chip (KernelChip).
+    const char* buildChip = KernelChip(kernel);
+    if (std::strcmp(buildChip, chip->computeUnit) != 0)
+        return CopyErr(err, errLen, Fmt("%s is the vendor-API twin's %s build; a launch on %s runs its %s build", kernel, buildChip, soc,
+                                        chip->computeUnit));
     if (countOnly) return CopyErr(err, errLen, "the vendor-API twin has no count-only mode: its intrinsics always move data");
     if (blockDim < 1 || blockDim > 65535) return CopyErr(err, errLen, Fmt("block_dim %u outside 1..65535", blockDim));
     std::vector<GmBuffer> gm;
     for (int i = 0; i < nargs; ++i)
         if (args[i] && sizes[i]) gm.push_back({names[i], args[i], sizes[i]});
+    struct Watch {  // the scalar unit's accesses to the arguments, until the launch returns
+        explicit Watch(const std::vector<GmBuffer>& gm) {
+            for (const GmBuffer& g : gm) WatchScalarAccesses(g.base, g.bytes);
+        }
+        ~Watch() { UnwatchScalarAccesses(); }
+    };
     LaunchSpec spec{kernel, fn, nargs, args, blockDim, chip->vectorCores, &gm};
     uint64_t read = 0, written = 0;
     std::string why;
     try {
+        Watch watch(gm);
         if (!RunBlocks(spec, read, written, why)) return CopyErr(err, errLen, why);
     } catch (const std::exception& ex) {  // out of memory for the blocks' stacks or the model's state
         return CopyErr(err, errLen, std::string("the twin could not run the launch: ") + ex.what());
@@ -48,6 +72,13 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
     *bytesRead = read;
     *bytesWritten = written;
     return 0;
+}
+
+// The compute unit whose builds a launch on SoC `soc` runs (airfuse/twin.py names the entry symbol
+// after it); null for an unknown SoC.
+extern "C" const char* twin_kernel_chip(const char* soc) {
+    const airfuse::ChipInfo* chip = airfuse::FindChip(soc);
+    return chip ? chip->computeUnit : nullptr;
 }
 
 // Mutation test, as the home-made twin's entry points of the same names (twin/src/runtime.cpp):

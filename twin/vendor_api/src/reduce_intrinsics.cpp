@@ -1,4 +1,5 @@
-// Reductions and data rearrangement. Operands as asc-devkit impl/basic_api/dav_c220 passes them:
+// Reductions and data rearrangement. Operands as asc-devkit impl/basic_api/dav_c220 passes them
+// (dav_m200's vcadd and vgather below, where they differ):
 // kernel_operator_vec_reduce_impl.h (vcadd: ReduceSumImpl's count form runs it in counter mode
 // with the accumulate flag 1, then reads the sum on the scalar unit with get_acc_val and stores it
 // to dst[0] itself; WholeReduceSumImpl runs it with flag 0, one result per repeat at
@@ -25,27 +26,50 @@ float TreeSum(std::vector<float>& v) {
 }
 }  // namespace
 
-void vcadd(float* dst, float* src, uint8_t repeat, uint16_t dstRepeatStride, uint16_t srcBlockStride, uint16_t srcRepeatStride, uint8_t accumulate) {
+namespace {
+// Each repeat's active elements of src, summed as a pairwise tree; the instruction issued.
+std::vector<float> RepeatSums(uint8_t repeat, float* src, uint16_t srcBlockStride, uint16_t srcRepeatStride, Instr& in) {
     std::vector<std::vector<float>> repeats;
     VecOperand ops[1] = {{"src", reinterpret_cast<uint8_t*>(src), sizeof(float), srcBlockStride, srcRepeatStride, false}};
-    Instr in = ForEachActive("vcadd", repeat, ops, [&](uint64_t r, uint8_t* const* at) {
+    in = ForEachActive("vcadd", repeat, ops, [&](uint64_t r, uint8_t* const* at) {
         if (repeats.size() <= r) repeats.resize(r + 1);
         repeats[r].push_back(Load<float>(at[0]));
     });
+    std::vector<float> sums;
+    for (std::vector<float>& r : repeats) sums.push_back(TreeSum(r));
+    return sums;
+}
+
+// One sum per repeat at dst + r * dstRepeatStride elements.
+void StoreRepeatSums(const Instr& in, float* dst, uint16_t dstRepeatStride, const std::vector<float>& sums) {
     Core& c = Cur();
-    if (accumulate) {
-        float sum = 0.0f;
-        for (size_t r = 0; r < repeats.size(); ++r) sum = r == 0 ? TreeSum(repeats[r]) : sum + TreeSum(repeats[r]);
-        c.accumulator = 0;
-        std::memcpy(&c.accumulator, &sum, sizeof sum);
-        c.accumulatorWriter = in;
-        return;
-    }
-    for (size_t r = 0; r < repeats.size(); ++r) {
+    for (size_t r = 0; r < sums.size(); ++r) {
         uint8_t* to = reinterpret_cast<uint8_t*>(dst + r * dstRepeatStride);
         c.order.Touch(in, "dst", CheckUb("vcadd", "dst", to, sizeof(float)), sizeof(float), true);
-        Store<float>(to, TreeSum(repeats[r]));
+        Store<float>(to, sums[r]);
     }
+}
+}  // namespace
+
+// dav_c220: accumulate 1 sums the repeats in order into the accumulator (dst not written); 0 writes each repeat's sum.
+void vcadd(float* dst, float* src, uint8_t repeat, uint16_t dstRepeatStride, uint16_t srcBlockStride, uint16_t srcRepeatStride, uint8_t accumulate) {
+    Instr in;
+    std::vector<float> sums = RepeatSums(repeat, src, srcBlockStride, srcRepeatStride, in);
+    if (!accumulate) return StoreRepeatSums(in, dst, dstRepeatStride, sums);
+    Core& c = Cur();
+    float sum = 0.0f;
+    for (size_t r = 0; r < sums.size(); ++r) sum = r == 0 ? sums[r] : sum + sums[r];
+    c.accumulator = 0;
+    std::memcpy(&c.accumulator, &sum, sizeof sum);
+    c.accumulatorWriter = in;
+}
+
+// dav_m200 has no accumulator: every vcadd writes each repeat's sum (WholeReduceSumImpl, and the
+// steps of ReduceSumImpl, which sum the repeats' sums again with vcadd).
+void vcadd(float* dst, float* src, uint8_t repeat, uint16_t dstRepeatStride, uint16_t srcBlockStride, uint16_t srcRepeatStride) {
+    Instr in;
+    std::vector<float> sums = RepeatSums(repeat, src, srcBlockStride, srcRepeatStride, in);
+    StoreRepeatSums(in, dst, dstRepeatStride, sums);
 }
 
 // The accumulated sum's bits in the low bytes (ReduceSumImpl reinterprets them as the element type).
@@ -84,18 +108,19 @@ void vbrcb(uint32_t* dst, uint32_t* src, uint16_t dstBlockStride, uint16_t dstRe
         }
 }
 
-// The model hook of the CPU-debug Gather (impl/utils/kernel_utils_constants.h): vgather's source.
-namespace AscendC {
-void SetModelGatherbSrc0Tensor(uint64_t src, const uint32_t length) {
+// vgather's source, from the model hook of the CPU-debug Gather (src/vendor_namespace.cpp).
+namespace airfuse_vendor_twin {
+void SetGatherSource(uint64_t src, uint32_t length) {
     Core& c = Cur();
     c.gatherSource = reinterpret_cast<uint8_t*>(uintptr_t(src));
     c.gatherSourceLength = length;
 }
-}  // namespace AscendC
+}  // namespace airfuse_vendor_twin
 
+namespace {
 // dst element i = the 32-bit word at byte offset offsets[i] from the source (Gather.md); offsets
 // walk contiguously, dst repeats dstRepeatStride 32 B units apart, under the mask.
-void vgather(uint32_t* dst, uint32_t* offsets, uint32_t sourceAddress, uint16_t dstRepeatStride, uint8_t repeat) {
+void Gather(uint32_t* dst, uint32_t* offsets, uint32_t sourceAddress, uint16_t dstRepeatStride, uint8_t repeat) {
     Core& c = Cur();
     if (!c.gatherSource || uint32_t(uintptr_t(c.gatherSource)) != sourceAddress)
         Fail("vgather", "the source address does not match the one SetModelGatherbSrc0Tensor gave");
@@ -112,4 +137,16 @@ void vgather(uint32_t* dst, uint32_t* offsets, uint32_t sourceAddress, uint16_t 
     // Which source elements the offsets pick is data: the whole source counts as read.
     uint64_t bytes = uint64_t(c.gatherSourceLength) * 4;
     c.order.Touch(in, "source", CheckUb("vgather", "source", c.gatherSource, bytes), bytes, false);
+}
+}  // namespace
+
+// dav_c220: the source address, dst repeat stride and repeat as operands.
+void vgather(uint32_t* dst, uint32_t* offsets, uint32_t sourceAddress, uint16_t dstRepeatStride, uint8_t repeat) {
+    Gather(dst, offsets, sourceAddress, dstRepeatStride, repeat);
+}
+
+// dav_m200: one config word, bits 0-31 the source address, 32-39 the dst repeat stride, 56-63 the
+// repeat (dav_m200 GatherImpl).
+void vgather(uint32_t* dst, uint32_t* offsets, uint64_t config) {
+    Gather(dst, offsets, uint32_t(config), uint16_t(config >> 32 & 0xff), uint8_t(config >> 56));
 }

@@ -8,9 +8,14 @@
 // a GM argument of the launch are the scalar unit's, checked and ordered as pipe S instructions
 // (pipe_order.h, gm_order.h); every other (the kernel's stack, TPipe's books) is not the model's.
 // The model's own code (the intrinsics) is not instrumented.
+//
+// The CPU-debug headers make many host accesses per API call, nearly all outside UB and GM, so
+// each callback first looks the address's 4 KiB page up in a table of the pages the launch's UB
+// and GM arguments touch (by 2 MiB region, a bit per page), and only then compares exact ranges.
 #include <cxxabi.h>
 #include <dlfcn.h>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include "core_model.h"
@@ -18,6 +23,27 @@
 using namespace airfuse_vendor_twin;
 
 namespace {
+
+// The watched pages: per 2 MiB region (its number + 1; 0 an empty slot, open addressing), a bit
+// for each of its 512 pages.
+constexpr int kRegionShift = 21, kPageShift = 12;
+constexpr uint64_t kSlots = 4096;
+struct Region {
+    uint64_t id;
+    uint64_t pages[8];
+};
+Region gWatched[kSlots];
+
+inline bool Watched(uintptr_t address) {
+    uint64_t id = (uint64_t(address) >> kRegionShift) + 1;
+    for (uint64_t i = id & (kSlots - 1);; i = (i + 1) & (kSlots - 1)) {
+        if (gWatched[i].id == id) {
+            uint64_t page = (uint64_t(address) >> kPageShift) & 511;
+            return (gWatched[i].pages[page >> 6] >> (page & 63)) & 1;
+        }
+        if (gWatched[i].id == 0) return false;
+    }
+}
 
 // "scalar load in airfuse_kernel::RmsNormGradRows::Process": the function of the kernel (template
 // arguments and parameters left out) that holds the access; kept per call site, so the name an
@@ -52,7 +78,7 @@ const GmBuffer* GmArgument(const Core& c, const uint8_t* p) {
     return nullptr;
 }
 
-void ScalarAccess(const void* caller, uintptr_t address, uint64_t bytes, bool write) {
+__attribute__((noinline)) void ScalarAccess(const void* caller, uintptr_t address, uint64_t bytes, bool write) {
     Core* c = gRunning;
     if (!c || bytes == 0) return;
     auto* p = reinterpret_cast<const uint8_t*>(address);
@@ -73,18 +99,46 @@ void ScalarAccess(const void* caller, uintptr_t address, uint64_t bytes, bool wr
 
 }  // namespace
 
+namespace airfuse_vendor_twin {
+
+void WatchScalarAccesses(const void* p, uint64_t bytes) {
+    uint64_t first = uint64_t(uintptr_t(p)) >> kPageShift, last = (uint64_t(uintptr_t(p)) + bytes - 1) >> kPageShift;
+    for (uint64_t page = first; page <= last; ++page) {
+        uint64_t id = (page >> (kRegionShift - kPageShift)) + 1, i = id & (kSlots - 1), probes = 0;
+        while (gWatched[i].id != 0 && gWatched[i].id != id) {
+            if (++probes == kSlots) throw Failure("the launch's GM arguments span more memory than the scalar-access table holds");
+            i = (i + 1) & (kSlots - 1);
+        }
+        gWatched[i].id = id;
+        uint64_t bit = page & 511;
+        gWatched[i].pages[bit >> 6] |= uint64_t(1) << (bit & 63);
+    }
+}
+
+void UnwatchScalarAccesses() { std::memset(gWatched, 0, sizeof gWatched); }
+
+}  // namespace airfuse_vendor_twin
+
 // The callbacks GCC's outlined instrumentation calls (the "noabort" forms: -fsanitize-recover is
 // the default of kernel-address), for accesses of 1, 2, 4, 8 and 16 bytes and of any size.
-#define AIRFUSE_SCALAR_ACCESS(n)                                                                                      \
-    extern "C" void __asan_load##n##_noabort(uintptr_t a) { ScalarAccess(__builtin_return_address(0), a, n, false); } \
-    extern "C" void __asan_store##n##_noabort(uintptr_t a) { ScalarAccess(__builtin_return_address(0), a, n, true); }
+#define AIRFUSE_SCALAR_ACCESS(n)                                                                 \
+    extern "C" void __asan_load##n##_noabort(uintptr_t a) {                                        \
+        if (Watched(a) || Watched(a + n - 1)) ScalarAccess(__builtin_return_address(0), a, n, false); \
+    }                                                                                              \
+    extern "C" void __asan_store##n##_noabort(uintptr_t a) {                                       \
+        if (Watched(a) || Watched(a + n - 1)) ScalarAccess(__builtin_return_address(0), a, n, true);  \
+    }
 AIRFUSE_SCALAR_ACCESS(1)
 AIRFUSE_SCALAR_ACCESS(2)
 AIRFUSE_SCALAR_ACCESS(4)
 AIRFUSE_SCALAR_ACCESS(8)
 AIRFUSE_SCALAR_ACCESS(16)
-extern "C" void __asan_loadN_noabort(uintptr_t a, size_t n) { ScalarAccess(__builtin_return_address(0), a, n, false); }
-extern "C" void __asan_storeN_noabort(uintptr_t a, size_t n) { ScalarAccess(__builtin_return_address(0), a, n, true); }
+extern "C" void __asan_loadN_noabort(uintptr_t a, size_t n) {
+    if (n && (Watched(a) || Watched(a + n - 1))) ScalarAccess(__builtin_return_address(0), a, n, false);
+}
+extern "C" void __asan_storeN_noabort(uintptr_t a, size_t n) {
+    if (n && (Watched(a) || Watched(a + n - 1))) ScalarAccess(__builtin_return_address(0), a, n, true);
+}
 // The address sanitizer's own bookkeeping around a call that does not return (a throw) and a
 // translation unit's dynamic initialisation of globals: this use of the instrumentation keeps none.
 extern "C" void __asan_handle_no_return() {}

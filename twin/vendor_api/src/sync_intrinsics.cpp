@@ -151,6 +151,13 @@ void wait_flag_dev(int64_t flagId) {
 // modelled (scalar GM access reads and writes GM directly), so only the address is checked.
 void dcci(void* gm, uint64_t) { CheckGm("dcci", "address", gm, 1); }
 
+// The same with the cache_line_t operand: dav_m200's TPipe::Destroy cleans the entire data cache
+// (kernel_tpipe_impl.h, `dcci((__gm__ int64_t*)0, ENTIRE_DATA_CACHE)`), whose address operand is
+// not an address then; a single line's address is checked as above.
+void dcci(void* gm, cache_line_t line) {
+    if (line != cache_line_t::ENTIRE_DATA_CACHE) CheckGm("dcci", "address", gm, 1);
+}
+
 int64_t sff0(uint64_t bits) {
     for (int64_t i = 0; i < 64; ++i)
         if (!(bits >> i & 1)) return i;
