@@ -31,8 +31,8 @@ DEFAULT_LIB = libraries.build_dir() / "libairfuse_twin.so"
 # found. Same C entry points; no cost model or count-only mode yet. It holds each chip's builds,
 # compiled in that chip's branch of the headers, under kernel_builds.vendor_twin_name.
 VENDOR_API_LIB = libraries.vendor_build_dir() / "vendor_api_twin" / "libairfuse_vendor_twin.so"
-# AIRFUSE_TWIN=vendor-api makes the vendor-API twin the one launches run on by default (`make test`
-# runs tests/kernels so, where it is built).
+# AIRFUSE_TWIN=vendor-api makes the vendor-API twin the one launches run on by default (a test file
+# written for the home-made twin runs on it unchanged: twin/vendor_api/README.md).
 _selected_lib = VENDOR_API_LIB if os.environ.get("AIRFUSE_TWIN") == "vendor-api" else DEFAULT_LIB
 DEFAULT_CHIP = "Ascend910B2"
 MAX_BLOCK_DIM = 65535  # the largest block_dim a launch takes (CANN's limit)
