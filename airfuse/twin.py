@@ -89,6 +89,23 @@ def vendor_api_twin():
         _selected_lib = previous
 
 
+@contextlib.contextmanager
+def home_made_twin():
+    """Launches (and tilings) inside run on the home-made twin, whichever twin is the default."""
+    global _selected_lib
+    previous, _selected_lib = _selected_lib, DEFAULT_LIB
+    try:
+        yield
+    finally:
+        _selected_lib = previous
+
+
+def vendor_api_twin_built() -> bool:
+    """Whether ``make vendor-build`` built the vendor-API twin here (CANN's open-source tree found;
+    with an installed toolkit only it records why not in ``state.txt`` beside the library)."""
+    return VENDOR_API_LIB.is_file() and not VENDOR_API_LIB.with_name("state.txt").is_file()
+
+
 @functools.cache
 def _load(path: Path) -> ctypes.CDLL:
     if not path.exists():

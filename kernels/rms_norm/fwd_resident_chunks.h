@@ -58,7 +58,8 @@ public:
                 Mul(w, xf, xf, n);
                 PipeBarrier<PIPE_V>();
                 RowSums(!mover_.aligned, sums[k * kSumStride], w, RoundUpTo(n, 8), 1, n, scratch, t_.reduceTmpBytes / sizeof(float));
-                PipeBarrier<PIPE_V>();  // the next chunk overwrites work_ and the scratch
+                // The next chunk overwrites work_ and the scratch: kept so this loop does not lean on RowSums' insides.
+                PipeBarrier<PIPE_V>();  // redundant-sync: chunk-sums-then-next-chunk
             }
             if constexpr (kResidual) {
                 xQue_.FreeTensor(x);

@@ -183,7 +183,9 @@ private:
         LocalTensor<float> scratch = red_.template GetWithOffset<float>(t_.redBytes / 4 - chunks * kSumStride, chunks * kSumStride * 4);
         RowSums(!mover_.aligned, red_.template Get<float>()[k * kSumStride], b, RoundUpTo(span, kBlock<float>), 1, span, scratch,
                 t_.reduceTmpBytes / sizeof(float));
-        if (k + 1 < chunks) PipeBarrier<PIPE_V>();  // the next chunk overwrites a_, b_ and the scratch (after the last, S waits for V)
+        // The next chunk overwrites a_, b_ and the scratch (after the last, S waits for V): kept so
+        // the chunk loop does not lean on RowSums' insides.
+        if (k + 1 < chunks) PipeBarrier<PIPE_V>();  // redundant-sync: chunk-sums-then-next-chunk
     }
 
     // A split chunk's dx at column c0 (rvMean = rstd * mean):

@@ -319,6 +319,13 @@ void ScalarResultStore(const char* api, uint32_t dstOff, int32_t buf, uint32_t g
     }
 }
 
+void ScalarLoadAfterVector(const char* api, uint32_t dstOff, uint32_t bytes, int32_t buf, uint32_t gen) {
+    int32_t vs = FetchEventId(HardEvent::V_S, api);
+    SetFlagAt(HardEvent::V_S, vs, api, Site{});
+    WaitFlagAt(HardEvent::V_S, vs, api, Site{});
+    Instr(api, kPipeS).Ub("dst", dstOff, bytes, buf, gen, false);
+}
+
 void ScalarStoresThenVector(const char* api, uint32_t dstOff, uint32_t bytes, int32_t buf, uint32_t gen) {
     Instr(api, kPipeS).Ub("dst", dstOff, bytes, buf, gen, true);
     int32_t id = FetchEventId(HardEvent::S_V, api);

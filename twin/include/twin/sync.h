@@ -46,6 +46,10 @@ private:
 // The A2 ReduceSum count form ends on the scalar unit (asc-devkit dav_c220 ReduceSumImpl: vcadd,
 // V_S, a scalar store of the accumulator into dst, S_V, S_MTE3): dst is written by S, after V.
 void ScalarResultStore(const char* api, uint32_t dstOff, int32_t buf, uint32_t gen);
+// The 310P ReduceSum count form reads each partial sum back on the scalar unit (asc-devkit
+// kernel_operator_vec_reduce_intf_impl.h, the branch for chips other than A2/A3: ReduceImpl,
+// V_S, dst.GetValue(0)): V_S, then a scalar load of `bytes` at dstOff.
+void ScalarLoadAfterVector(const char* api, uint32_t dstOff, uint32_t bytes, int32_t buf, uint32_t gen);
 // CreateVecIndex's first block (asc-devkit CreateVecIndexOneBlk, dav_c220 and dav_m200): scalar
 // stores of `bytes` into dst, then S_V before the vector ops that continue from them.
 void ScalarStoresThenVector(const char* api, uint32_t dstOff, uint32_t bytes, int32_t buf, uint32_t gen);

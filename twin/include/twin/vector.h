@@ -190,8 +190,10 @@ template <typename T> void Duplicate(const LocalTensor<T>& d, const T& v, int32_
 
 // Sum of `count` elements into dst[0]: tree within each 256 B repeat; across repeats sequential
 // on A2 (count form); elsewhere (310P) as [ADK] kernel_operator_vec_reduce_intf_impl.h's count
-// form for dav_m200 does it: the full repeats' sums as a tree (ReduceImpl), the partial last
-// repeat's sum apart, and that added last. sharedTmpBuffer must be as large as documented.
+// form for dav_m200 does it: the full repeats' sums as a tree (ReduceImpl), read back by the
+// scalar unit after V_S; a partial last repeat's sum the same way; then the two, stored by the
+// scalar unit into sharedTmpBuffer, summed by one more ReduceImpl after S_V. sharedTmpBuffer must
+// be as large as documented.
 template <typename T>
 void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& tmp, int32_t count) {
     const char* api = "ReduceSum";
@@ -199,16 +201,36 @@ void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const Local
     twin::CheckCount(api, count);
     twin::CheckVec(api, "dst", dst, 1);
     twin::CheckVec(api, "src", src, count);
-    twin::CheckVec(api, "sharedTmpBuffer", tmp, twin::ReduceTmpElems(count, sizeof(T)));
-    {
+    const uint32_t tmpBytes = twin::ReduceTmpElems(count, sizeof(T)) * sizeof(T);
+    twin::CheckVec(api, "sharedTmpBuffer", tmp, tmpBytes / sizeof(T));
+    if (twin::Cur().chip->reduceSumSequential) {
         twin::Instr in(api, twin::kPipeV);
         in.Vector(count, sizeof(T));
         src.Access(in, "src", uint64_t(count) * sizeof(T), false);
-        if (twin::Cur().chip->reduceSumSequential) {
-            twin::ScalarResultStore(api, dst.UbOffset(), dst.Buf(), dst.Gen());
-        } else {
-            tmp.Access(in, "sharedTmpBuffer", twin::ReduceTmpElems(count, sizeof(T)) * sizeof(T), true);
-            dst.Access(in, "dst", sizeof(T), true);
+        twin::ScalarResultStore(api, dst.UbOffset(), dst.Buf(), dst.Gen());
+    } else {
+        const uint32_t perRepeat = 256 / sizeof(T);
+        // dav_m200 ReduceImpl (sum, no index): vcadds of the repeats into sharedTmpBuffer, with
+        // barriers between its levels; the last vcadd writes dst when more than one sum is left
+        // for it, else the scalar unit moves the one sum into dst (V_S, then S_V and S_MTE3).
+        auto reduceImpl = [&](const LocalTensor<T>& from, uint32_t n) {
+            uint32_t repeats = (n + perRepeat - 1) / perRepeat;
+            bool scalarMove = repeats == 1 || (repeats + perRepeat - 1) / perRepeat == 1;
+            twin::Instr in(api, twin::kPipeV);
+            in.Vector(n, sizeof(T));
+            from.Access(in, "src", uint64_t(n) * sizeof(T), false);
+            tmp.Access(in, "sharedTmpBuffer", tmpBytes, true);
+            if (!scalarMove) dst.Access(in, "dst", sizeof(T), true);
+            if (scalarMove) twin::ScalarResultStore(api, dst.UbOffset(), dst.Buf(), dst.Gen());
+        };
+        const uint32_t body = uint32_t(count) > perRepeat ? uint32_t(count) / perRepeat * perRepeat : uint32_t(count);
+        reduceImpl(src, body);
+        twin::ScalarLoadAfterVector(api, dst.UbOffset(), sizeof(T), dst.Buf(), dst.Gen());
+        if (body < uint32_t(count)) {
+            reduceImpl(src[body], count - body);
+            twin::ScalarLoadAfterVector(api, dst.UbOffset(), sizeof(T), dst.Buf(), dst.Gen());
+            twin::ScalarStoresThenVector(api, tmp.UbOffset(), 2 * sizeof(T), tmp.Buf(), tmp.Gen());
+            reduceImpl(tmp, 2);
         }
     }
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, half>) {
