@@ -43,7 +43,7 @@ def _randn(shape, dtype, seed=0):
 
 
 def _kernel_launches(chip):
-    """(name, launch on the selected twin) of each kernel the vendor-API twin builds, on `chip`."""
+    """{name: a launch of it on the twin selected when called} for each kernel the vendor-API twin builds, on `chip`."""
     x, y, gamma = _randn((16, 2048), torch.float16), _randn((16, 2048), torch.float16, 1), _randn((2048,), torch.float16, 2)
     rstd = torch.rand(16, 1, generator=torch.Generator().manual_seed(3)) + 0.5
     a = _randn((4, 4096), torch.float16, 4)
@@ -79,11 +79,10 @@ REDUCE_SUM_ON_310P = {("rms_norm", P3), ("add_rms_norm", P3)}
 
 @pytest.mark.parametrize("chip", [B2, P3])
 def test_kernels_cost_as_on_the_home_made_twin_but_where_the_vendor_code_differs(vendor_api_twin, chip):
-    names = list(_kernel_launches(chip))
-    for name in names:
-        home = _kernel_launches(chip)[name]()
+    for name, run in _kernel_launches(chip).items():
+        home = run()
         with vendor_api_twin():
-            vendor = _kernel_launches(chip)[name]()
+            vendor = run()
         extra = (vendor.cost.us - home.cost.us) * CLOCK_GHZ[chip] * 1e3
         if (name, chip) in REDUCE_SUM_ON_310P:
             # more scalar work; the launch no shorter (add_rms_norm's is bound by its copies: the round trips hide)
