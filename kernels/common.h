@@ -45,6 +45,18 @@ template <typename T> __aicore__ inline void FromFloat(const LocalTensor<T>& dst
     }
 }
 
+// Elements a count-form Gather of `count` elements needs in its source view to pass CANN's CPU-debug
+// check (asc-tools api_check kernel_vec_gather_check.cpp, CheckAllLowLevel): it sizes the source as
+// the span of a contiguous vector op with that mask and repeat count (blocks 1 and repeats 1 block
+// apart: (repeats + 7) blocks; the tail call its own elements), though vgather reads only at the
+// offsets. A kernel whose Gather source is shorter stops there under CANN's CPU debug.
+template <typename T> __aicore__ constexpr uint32_t GatherSourceCount(uint32_t count) {
+    constexpr uint32_t block = 32 / sizeof(T), perRepeat = 256 / sizeof(T);
+    uint32_t repeats = count / perRepeat, tail = count % perRepeat;
+    uint32_t forRepeats = repeats ? (repeats + 7) * block : 0;
+    return forRepeats > tail ? forRepeats : tail;
+}
+
 // The scalar unit waits for the vector pipe's work issued so far (before it reads a vector result,
 // or stores over UB a vector op wrote or reads).
 __aicore__ inline void ScalarWaitsForVector() {

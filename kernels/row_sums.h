@@ -105,27 +105,49 @@ enum class RowFactor { kRowBlock, kSharedRow };
 // (kMulAddDst, A2 only) or divides by it (kDiv).
 enum class RowsOp { kMul, kMulAddDst, kDiv };
 
+// One level-0 op of RowsByFactor.
+template <RowsOp kOp>
+__aicore__ inline void RowsOpCall(const LocalTensor<float>& out, const LocalTensor<float>& src, const LocalTensor<float>& f, uint64_t mask,
+                                  uint8_t repeats, const BinaryRepeatParams& params) {
+    if constexpr (kOp == RowsOp::kMulAddDst) {
+        MulAddDst(out, src, f, mask, repeats, params);
+    } else if constexpr (kOp == RowsOp::kDiv) {
+        Div(out, src, f, mask, repeats, params);
+    } else {
+        Mul(out, src, f, mask, repeats, params);
+    }
+}
+
 // Per-row factors on the vector unit: out row i = src row i `op` its factor, n rows of span floats
-// `stride` floats apart (stride / 8 <= kMaxRepStrideBlocks): per 64-column slice, one level-0 op
-// per kMulCallRows rows, a repeat per row (BinaryRepeatParams strides count 32 B blocks).
+// `stride` floats apart (stride % 8 == 0; BinaryRepeatParams strides count 32 B blocks). Rows a
+// repeat stride can step (stride / 8 <= kMaxRepStrideBlocks): per 64-column slice, one op per
+// kMulCallRows rows, a repeat per row. Rows further apart: one op per row and kMaxRepeat
+// 64-column slices, a repeat per slice.
 template <RowsOp kOp>
 __aicore__ inline void RowsByFactor(const LocalTensor<float>& out, const LocalTensor<float>& src, const LocalTensor<float>& factors, RowFactor kind,
                                     uint32_t n, uint32_t span, uint32_t stride) {
-    uint8_t rep = uint8_t(stride / 8);
     bool rowBlock = kind == RowFactor::kRowBlock;
+    if (stride / 8 > kMaxRepStrideBlocks) {
+        BinaryRepeatParams params(1, 1, rowBlock ? 0 : 1, 8, 8, rowBlock ? 0 : 8);
+        for (uint32_t i = 0; i < n; ++i) {
+            for (uint32_t c = 0; c < span; c += kMaxRepeat * kRepeatFloats) {
+                uint32_t len = span - c < kMaxRepeat * kRepeatFloats ? span - c : kMaxRepeat * kRepeatFloats;
+                uint32_t whole = len / kRepeatFloats * kRepeatFloats;
+                uint32_t at = i * stride + c;
+                if (whole) RowsOpCall<kOp>(out[at], src[at], rowBlock ? factors[i * 8] : factors[c], kRepeatFloats, uint8_t(whole / kRepeatFloats), params);
+                if (len > whole)
+                    RowsOpCall<kOp>(out[at + whole], src[at + whole], rowBlock ? factors[i * 8] : factors[c + whole], len - whole, 1, params);
+            }
+        }
+        return;
+    }
+    uint8_t rep = uint8_t(stride / 8);
     BinaryRepeatParams params(1, 1, rowBlock ? 0 : 1, rep, rep, rowBlock ? 1 : 0);
     for (uint32_t r0 = 0; r0 < n; r0 += kMulCallRows) {
         uint8_t rows = uint8_t(n - r0 < kMulCallRows ? n - r0 : kMulCallRows);
         for (uint32_t c = 0; c < span; c += kRepeatFloats) {
             uint64_t mask = span - c < kRepeatFloats ? span - c : kRepeatFloats;
-            const LocalTensor<float>& f = rowBlock ? factors[r0 * 8] : factors[c];
-            if constexpr (kOp == RowsOp::kMulAddDst) {
-                MulAddDst(out[r0 * stride + c], src[r0 * stride + c], f, mask, rows, params);
-            } else if constexpr (kOp == RowsOp::kDiv) {
-                Div(out[r0 * stride + c], src[r0 * stride + c], f, mask, rows, params);
-            } else {
-                Mul(out[r0 * stride + c], src[r0 * stride + c], f, mask, rows, params);
-            }
+            RowsOpCall<kOp>(out[r0 * stride + c], src[r0 * stride + c], rowBlock ? factors[r0 * 8] : factors[c], mask, rows, params);
         }
     }
 }

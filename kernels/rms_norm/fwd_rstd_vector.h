@@ -24,9 +24,11 @@ public:
     }
 
     // Once per core: the ones (Div's numerator) and, on 310P, the Gather offsets 4 i for element 8 i + k
-    // (built by doubling, as float in part 2, then cast: exact for these small integers).
+    // (built by doubling, as float in part 2, then cast: exact for these small integers), and part 3
+    // zeroed: the Gather's source view runs past a short step's rstd (GatherSource).
     __aicore__ inline void BuildTables() {
         if (aligned_) {
+            Duplicate(Part(3), 0.0f, int32_t(rows8_));
             LocalTensor<float> f = Part(2);
             Duplicate(f, 0.0f, 8);
             PipeBarrier<PIPE_V>();
@@ -49,7 +51,7 @@ public:
     // rstd of the step's n rows, after a barrier that follows the row sums: A2 into r (a buffer of
     // the rstd queue), 310P into rstd's stream stage; then a block per row for Scale. Ends with a barrier.
     __aicore__ inline void Compute(const LocalTensor<float>& r, uint32_t n, GmStream<float>& stream) {
-        LocalTensor<float> e = Epsilon(RoundUpTo(n, 8));  // the step's blocks of rows only: the Gather reads its source whole
+        LocalTensor<float> e = Epsilon(RoundUpTo(n, 8));
         Axpy(e, Sums(), avgFactor_, int32_t(n));
         PipeBarrier<PIPE_V>();
         Sqrt(e, e, int32_t(n));
@@ -57,7 +59,7 @@ public:
         if (aligned_) {
             Div(e, Part(1), e, int32_t(n));
             PipeBarrier<PIPE_V>();
-            Gather(Part(2, n * 8), e, Part<uint32_t>(4, n * 8), 0, n * 8);
+            Gather(Part(2, n * 8), GatherSource(n), Part<uint32_t>(4, n * 8), 0, n * 8);
             Adds(stream.VectorSlot(n), e, 0.0f, int32_t(n));
             stream.VectorPut(n);
             PipeBarrier<PIPE_V>();
@@ -90,6 +92,14 @@ private:
     }
 
     __aicore__ inline LocalTensor<float> Epsilon(uint32_t count) { return Part(aligned_ ? 3 : 2, count); }
+
+    // 310P: the step's packed rstd as the source of its Gather, as long as CANN's check asks
+    // (GatherSourceCount: up to 7 blocks past them, into the rest of part 3 and part 4's offsets,
+    // both written by BuildTables).
+    __aicore__ inline LocalTensor<float> GatherSource(uint32_t n) {
+        uint32_t held = RoundUpTo(n, 8), asked = GatherSourceCount<float>(n * 8);
+        return Part(3, held > asked ? held : asked);
+    }
 
     TBuf<TPosition::VECCALC> buf_;
     uint32_t rows8_ = 0;

@@ -12,7 +12,7 @@ template <typename T, typename G> class RmsNormGradResident : public RmsNormGrad
     using Base::a_, Base::acc_, Base::b_, Base::c_, Base::dxGm_, Base::dxOut_, Base::dxQue_, Base::dyGm_, Base::gammaF_, Base::gammaGm_,
           Base::inQue_, Base::mover_, Base::red_, Base::rowVec_, Base::rows_, Base::rstdQue_, Base::stage_, Base::t_,
           Base::vecRows_, Base::xGm_, Base::ColumnMode, Base::InHalf, Base::LoadRstd, Base::Partials, Base::ReduceDgamma,
-          Base::RstdHeld, Base::StoreAcc;
+          Base::RstdFloats, Base::StoreAcc;
 
 public:
     __aicore__ inline void Process() {
@@ -232,10 +232,8 @@ private:
     __aicore__ inline void RowScalarsIn(const LocalTensor<float>& r, uint32_t n) {
         if (mover_.aligned) {  // 310P: rstd[i] gathered into row i's block
             uint32_t loaded = RoundUpTo(n, kBlock<float>);
-            if (loaded < RstdHeld()) {  // a short last step: Gather reads its source whole
-                Duplicate(r[loaded], 0.0f, int32_t(RstdHeld() - loaded));
-                PipeBarrier<PIPE_V>();
-            }
+            Duplicate(r[loaded], 0.0f, int32_t(RstdFloats() - loaded));  // the Gather reads its source whole
+            PipeBarrier<PIPE_V>();
             Gather(RowVec(kRstdBlocks), r, RowVec<uint32_t>(kRstdOffsets), 0, n * 8);
             PipeBarrier<PIPE_V>();
             return;

@@ -43,7 +43,7 @@ public:
         uint32_t f = t.floatCols;
         uint32_t rowBytes = t.rowsPerLoop * t.rowStride * sizeof(T);
         pipe_.InitBuffer(inQue_, t.bufferNum, 2 * rowBytes);  // x, then dy at InHalf()
-        pipe_.InitBuffer(rstdQue_, t.bufferNum, RstdHeld() * sizeof(float));
+        pipe_.InitBuffer(rstdQue_, t.bufferNum, RstdFloats() * sizeof(float));
         pipe_.InitBuffer(dxQue_, t.bufferNum, rowResident_ ? RoundUpTo(t.colsPerChunk, kBlock<T>) * uint32_t(sizeof(T)) : rowBytes);
         // Resident: a_ and b_ hold a step's x and dy as float (half/bf16: the products then go in
         // the input buffer; float is used in place, the products in c_). Split: a_ and b_ one chunk each.
@@ -112,6 +112,8 @@ protected:
     __aicore__ inline uint32_t RstdHeld() const {
         return RoundUpTo(t_.rowsPerLoop > t_.colRows ? t_.rowsPerLoop : t_.colRows, kBlock<float>);
     }
+    // ... and past them, where rstd is a Gather's source, the room CANN's check asks of it.
+    __aicore__ inline uint32_t RstdFloats() const { return RstdHeld() + (t_.alignedCopy || ColumnMode() ? kRstdGatherSlack : 0); }
 
     // dgamma for this core's slice of colCols columns, summed over every row (no hardware SyncAll:
     // op_host/tiling/rms_norm.h SplitColumns): colRows rows of the slice's x and dy per strided
@@ -140,9 +142,9 @@ protected:
             LocalTensor<float> r = rstdQue_.DeQue<float>();
             bool more = first + t_.colRows < rows;
             if (prefetch && more) LoadColumns(first + t_.colRows, c0, n);
-            // X = x * dy; then rstd broadcast over each row's n columns (B) by a Gather with byte
-            // offsets 4i for row i, built where this step's inputs no longer are (no scalar read
-            // per row); X *= B.
+            // X = x * dy; then a 32 B block of rstd per row (B) by a Gather with byte offsets 4i
+            // for row i's block, built where this step's inputs no longer are (no scalar read per
+            // row); each row of X times its block.
             LocalTensor<float> X, A, B;
             LocalTensor<uint32_t> offsets;
             if constexpr (kIsFloat<T>) {
@@ -161,13 +163,13 @@ protected:
             }
             Mul(X, X, A, k * n);
             PipeBarrier<PIPE_V>();  // float: the offsets overwrite dy
-            for (uint32_t i = 0; i < k; ++i) Duplicate(offsets[i * n], i * uint32_t(sizeof(float)), n);
+            for (uint32_t i = 0; i < k; ++i) Duplicate(offsets[i * 8], i * uint32_t(sizeof(float)), 8);
             uint32_t loaded = RoundUpTo(k, kBlock<float>);
-            if (loaded < RstdHeld()) Duplicate(r[loaded], 0.0f, RstdHeld() - loaded);  // Gather reads its source whole
+            Duplicate(r[loaded], 0.0f, RstdFloats() - loaded);  // the Gather reads its source whole
             PipeBarrier<PIPE_V>();
-            Gather(B, r, offsets, 0, k * n);
+            Gather(B, r, offsets, 0, k * 8);
             PipeBarrier<PIPE_V>();
-            Mul(X, X, B, k * n);
+            MulRows(X, X, B, RowFactor::kRowBlock, k, n, n);
             PipeBarrier<PIPE_V>();
             AddRows(acc, X, k, n, n);
             inQue_.FreeTensor(in);

@@ -7,6 +7,11 @@
 constexpr uint64_t kRmsNormGradResidentKey = 1;  // a step's rows whole in UB
 constexpr uint64_t kRmsNormGradSplitKey = 2;     // a row in column chunks
 
+// Floats each rstd buffer holds past a step's rstd where the kernel Gathers rstd (310P, and the
+// column split): CANN's CPU-debug Gather check asks a source up to 7 blocks longer than the
+// step's rstd (kernels/common.h GatherSourceCount).
+constexpr uint32_t kRstdGatherSlack = 56;
+
 struct AirfuseRmsNormGradRowsTilingData {
     uint64_t numRows;         // product of x's leading dims
     uint32_t numCols;         // x's last dim

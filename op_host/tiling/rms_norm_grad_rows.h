@@ -15,7 +15,7 @@ namespace detail {
 // reuses the kernel's buffers: its x and dy in a step's input buffer (rows * cols <= rowsPerLoop *
 // rowStride), its rstd in the rstd buffers (grown from rowsPerLoop to `rows` floats, rounded up to 8,
 // while the plan's `spare` UB bytes allow: fewer, longer steps), the float products,
-// the rstd Gather's offsets and result in the float work buffers and the input buffer, the slice's
+// the rstd Gather's offsets and its block per row in the float work buffers and the input buffer, the slice's
 // float sum in the gamma buffer, its cast in the dx buffer. cores = 0 when no split of >= 2 slices fits,
 // or for one row (nothing to share: the second read of x and dy costs more than it saves,
 // benchmarks/kernel_time.py).
@@ -61,12 +61,13 @@ struct GradRowsUb {
         uint64_t chunkSums = chunk < cols ? (CeilDiv(cols, chunk) - 1) * 32 : 0;
         return uint32_t(detail::RedBytes(!aligned, false, rpl, RowSpan(aligned, natural, cols, chunk, stride), stride, f) + chunkSums);
     }
-    // Queues x and dy (one buffer), dx and rstd; gamma as float; resident: a step's x and dy as
-    // float (half/bf16; float: its products instead), the dgamma accumulator and the row scalars;
-    // split: a chunk of x and dy as float and of gamma.
+    // Queues x and dy (one buffer), dx and rstd (310P: with the room of its Gather, kRstdGatherSlack);
+    // gamma as float; resident: a step's x and dy as float (half/bf16; float: its products
+    // instead), the dgamma accumulator and the row scalars; split: a chunk of x and dy as float and of gamma.
     uint64_t Bytes(uint32_t buf, uint32_t rpl, uint32_t chunk, uint32_t stride) const {
         uint64_t f = FloatCols(aligned, chunk, s), tile = R32(uint64_t(rpl) * stride * s);
-        uint64_t b = 3 * buf * tile + buf * R32(rpl * 4ull) + R32(f * 4) + Stage(rpl) + RedBytes(rpl, chunk, stride, uint32_t(f));
+        uint64_t rstd = R32(rpl * 4ull) + (aligned ? kRstdGatherSlack * 4 : 0);
+        uint64_t b = 3 * buf * tile + buf * rstd + R32(f * 4) + Stage(rpl) + RedBytes(rpl, chunk, stride, uint32_t(f));
         if (chunk < cols) return b + 2 * R32(f * 4) + buf * R32(f * g);
         return b + (s == 4 ? 1 : 2) * R32(uint64_t(rpl) * stride * 4) + R32(f * 4) + RowVecBytes(rpl, chunk, stride);
     }
@@ -143,8 +144,9 @@ inline Result PlanGradRows(const ChipInfo& chip, uint64_t rows, uint32_t cols, u
     if (acc.chunk) p = {2, 1, acc.chunk, acc.rowResident ? uint32_t(RoundUp(cols, e)) : acc.chunk};
     ColumnSplit split{};
     if (!chip.hardSyncAll || (p.chunk < cols && !acc.chunk)) {
-        uint64_t used = ub.Bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride);
-        split = SplitColumns(rows, cols, s, g, p, forceBlockDim ? forceBlockDim : chip.vectorCores, chip.ubBytes - used);
+        // 910B: the rstd buffers' Gather room (kRstdGatherSlack) comes out of the spare UB.
+        uint64_t used = ub.Bytes(p.bufferNum, p.rowsPerLoop, p.chunk, p.rowStride) + (aligned ? 0 : p.bufferNum * kRstdGatherSlack * 4ull);
+        if (used <= chip.ubBytes) split = SplitColumns(rows, cols, s, g, p, forceBlockDim ? forceBlockDim : chip.vectorCores, chip.ubBytes - used);
         if (split.cores == 0 && !chip.hardSyncAll) {
             if (forceBlockDim > 1)
                 return {std::string(op) + ": block_dim " + std::to_string(forceBlockDim) + " needs a hardware SyncAll or dgamma split by " +

@@ -50,6 +50,7 @@ CASES = [
     ("broken_scalar_gm_store", r"GlobalTensor::SetValue: index 256 outside the GlobalTensor's 256 elements"),
     ("broken_gather_outside_src", r"Gather: srcOffset\[63\] = 256 bytes is outside src's 256 bytes"),
     ("broken_gather_unaligned_offset", r"Gather: srcOffset\[0\] = 2 bytes is not element-aligned"),
+    ("broken_gather_short_src", r"Gather: src holds 64 elements where CANN's CPU-debug Gather check asks 72 for count 128"),
     ("broken_cast_mode_int32", r"Cast: float -> int32_t with round mode 4 is not supported on Ascend910B2"),
     ("broken_brcb_zero_block_stride", r"Brcb: dstBlkStride 0 is not supported \(Brcb.md: undefined behaviour\)"),
     ("broken_brcb_overlap", r"Brcb: src UB \[128, 160\) overlaps dst's span \[0, 256\): src and dst must not share memory \(Brcb.md\)"),

@@ -45,6 +45,7 @@ CAUGHT = {
     "broken_cross_core_race": r"copy_ubuf_to_gm: dst, GM byte 0 of x, overwrites what block 0 read with no SyncAll between them: cross-core race",
     "broken_gather_outside_src": r"vgather: offset 256 bytes lies outside the 64-element source",
     "broken_gather_unaligned_offset": r"vgather: offset 2 is not element-aligned",
+    "broken_gather_short_src": VENDOR_STOPPED,
     "broken_brcb_overlap": r"vbrcb: src UB \[128, 160\) overlaps dst's span \[0, 256\)",
     "broken_brcb_zero_block_stride": r"vbrcb: dst block stride 0 is not supported",
     "broken_copy_into_veccalc": r"copy_gm_to_ubuf_align_b32: dst is in TPosition VECCALC; DataCopyPad GM -> UB takes VECIN or VECOUT only",
@@ -64,6 +65,8 @@ CAUGHT = {
 # What the vendor's check prints before it stops the kernel, where it prints something.
 VENDOR_MESSAGES = {
     "broken_bf16_add": "Failed to check dtype in Add",
+    "broken_gather_short_src": "Failed to check srcOffsetLocal size in Gather when in normal mode, tensor size needs to be at least 288 bytes, "
+                               "while current tensor size is only 256 bytes",
     "broken_live_buffers": "max buffer number in same queue position is 8",
     "broken_too_many_event_ids": "max buffer number in same queue position is 8",
     "broken_queue_depth": "exceed depth limits 1",

@@ -268,6 +268,22 @@ extern "C" __global__ __aicore__ void broken_gather_outside_src(GM_ADDR x, GM_AD
 // Byte offsets must be multiples of the element size.
 extern "C" __global__ __aicore__ void broken_gather_unaligned_offset(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) { GatherWithOffsets(0.0f, 2.0f); }
 
+// Gathers 128 floats from a 64-float source, every offset 0: CANN's CPU-debug check sizes the
+// source as the span of 2 repeats, (2 + 7) blocks = 72 floats, and stops the kernel.
+extern "C" __global__ __aicore__ void broken_gather_short_src(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, 256 + 2 * 512);
+    LocalTensor<float> src = buf.Get<float>(64), dst = buf.GetWithOffset<float>(128, 256), f = buf.GetWithOffset<float>(128, 768);
+    Duplicate(src, 1.0f, 64);
+    Duplicate(f, 0.0f, 128);
+    PipeBarrier<PIPE_V>();
+    LocalTensor<int32_t> offsets = buf.GetWithOffset<int32_t>(128, 768);
+    Cast(offsets, f, RoundMode::CAST_RINT, 128);
+    PipeBarrier<PIPE_V>();
+    Gather(dst, src, offsets.ReinterpretCast<uint32_t>(), 0, 128);
+}
+
 // float -> int32_t with a round mode the twin does not model.
 extern "C" __global__ __aicore__ void broken_cast_mode_int32(GM_ADDR x, GM_ADDR workspace, GM_ADDR tiling) {
     TPipe pipe;

@@ -450,7 +450,10 @@ template <typename T> void CreateVecIndex(const LocalTensor<T>& dst, const T& fi
 // dst[i] = the element at byte srcBaseAddr + srcOffset[i] of src (Gather.md, count form: B16/B32
 // data, A2 and 310P AI Core; bfloat16_t on A2 only). Each address must be element-aligned; the
 // twin also refuses one outside src (the hardware would read whatever UB holds there). src is
-// read whole: which elements an offset table picks is data, unknown to the ordering checks.
+// read whole: which elements an offset table picks is data, unknown to the ordering checks. The
+// source must also be as long as CANN's CPU-debug check asks (asc-tools api_check
+// kernel_vec_gather_check.cpp CheckAllLowLevel, reached through the count form's repeats of 256 B
+// and its tail): the span of a contiguous vector op of those repeats, (repeats + 7) blocks.
 template <typename T>
 void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset, uint32_t srcBaseAddr, uint32_t count) {
     const char* api = "Gather";
@@ -464,6 +467,11 @@ void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTen
     twin::CheckVec(api, "dst", dst, count);
     twin::CheckVec(api, "src", src, 1);
     twin::CheckVec(api, "srcOffset", srcOffset, count);
+    uint32_t perRepeat = 256 / sizeof(T), repeats = count / perRepeat, tail = count % perRepeat;
+    uint32_t asked = repeats ? (repeats + 7) * uint32_t(32 / sizeof(T)) : 0;
+    if (asked < tail) asked = tail;
+    if (src.GetSize() < asked)
+        twin::Fail(api, twin::Fmt("src holds %u elements where CANN's CPU-debug Gather check asks %u for count %u", src.GetSize(), asked, count));
     if (srcBaseAddr % sizeof(T) != 0) twin::Fail(api, twin::Fmt("srcBaseAddr %u is not a multiple of the element size %u", srcBaseAddr, unsigned(sizeof(T))));
     twin::Instr in(api, twin::kPipeV);
     in.Vector(count, 4);
