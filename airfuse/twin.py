@@ -28,7 +28,7 @@ from .ops import ALL_OPS
 DEFAULT_LIB = libraries.build_dir() / "libairfuse_twin.so"
 # The vendor-API twin (twin/vendor_api/README.md): the kernels compiled against CANN's real headers
 # over airfuse's model of the AI core, built by `make vendor-build` where CANN's open-source tree is
-# found. Same C entry points; no cost model or count-only mode yet. It holds each chip's builds,
+# found. Same C entry points, the cost model's included (one copy of it in both). It holds each chip's builds,
 # compiled in that chip's branch of the headers, under kernel_builds.vendor_twin_name.
 VENDOR_API_LIB = libraries.vendor_build_dir() / "vendor_api_twin" / "libairfuse_vendor_twin.so"
 # AIRFUSE_TWIN=vendor-api makes the vendor-API twin the one launches run on by default (a test file
@@ -64,18 +64,23 @@ class Launch:
     bytes_read: int
     bytes_written: int
     workspace_bytes: int
-    cost: Cost | None  # None on the vendor-API twin (no cost model yet)
+    cost: Cost
 
 
 class Counts(NamedTuple):
     bytes_read: int
     bytes_written: int
-    cost: Cost | None
+    cost: Cost
 
 
 def library() -> ctypes.CDLL:
     """The twin library launches run on: the home-made twin, or inside :func:`vendor_api_twin` the vendor-API twin."""
     return _load(_selected_lib)
+
+
+def on_vendor_api_twin() -> bool:
+    """Whether launches run on the vendor-API twin (``AIRFUSE_TWIN=vendor-api``, or inside :func:`vendor_api_twin`)."""
+    return _selected_lib == VENDOR_API_LIB
 
 
 @contextlib.contextmanager
@@ -132,7 +137,6 @@ def _load(path: Path) -> ctypes.CDLL:
     if path == VENDOR_API_LIB:
         lib.twin_kernel_chip.argtypes = [ctypes.c_char_p]
         lib.twin_kernel_chip.restype = ctypes.c_char_p
-        return lib  # the cost entry points below are the home-made twin's only
     lib.twin_last_cost.argtypes = [ctypes.POINTER(ctypes.c_double), ctypes.c_int]
     cp = ctypes.POINTER(ctypes.c_char_p)
     lib.twin_cost_row.argtypes = [ctypes.c_int, cp, cp, ctypes.POINTER(ctypes.c_double), cp, ctypes.POINTER(ctypes.c_int), cp]
@@ -268,9 +272,7 @@ def cost_parameters() -> list[CostParameter]:
     return rows
 
 
-def _last_cost(lib) -> Cost | None:
-    if not hasattr(lib, "twin_last_cost"):
-        return None  # the vendor-API twin has no cost model yet
+def _last_cost(lib) -> Cost:
     out = (ctypes.c_double * 7)()
     lib.twin_last_cost(out, 7)
     pipes = dict(zip(("S", "V", "MTE2", "MTE3"), out[3:7]))

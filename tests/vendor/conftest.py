@@ -50,13 +50,13 @@ def vendor_part_unchecked():
 @pytest.fixture(scope="session")
 def vendor_api_twin(vendor_build, vendor_part_unchecked):
     """airfuse.twin.vendor_api_twin, once `make vendor-build` has built the vendor-API twin (and its
-    broken kernels) from CANN's open-source tree (twin/vendor_api/README.md)."""
+    broken and hand-timed cost kernels) from CANN's open-source tree (twin/vendor_api/README.md)."""
     from airfuse import twin
 
     state = vendor_build / "vendor_api_twin" / "state.txt"
     if state.is_file():
         vendor_part_unchecked(state.read_text().strip())
-    for lib in (twin.VENDOR_API_LIB, twin.VENDOR_API_LIB.with_name("libairfuse_vendor_twin_broken.so")):
+    for lib in (twin.VENDOR_API_LIB, *(twin.VENDOR_API_LIB.with_name(f"libairfuse_vendor_twin_{k}.so") for k in ("broken", "cost_kernels"))):
         if not lib.is_file():
             pytest.fail(f"{lib} was not built; run `make vendor-build`")
     return twin.vendor_api_twin

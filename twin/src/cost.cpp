@@ -1,10 +1,13 @@
-// The per-pipe time model (twin/include/twin/cost.h, twin/README.md "Cost model").
+// The per-pipe time model (twin/include/twin/cost.h, twin/README.md "Cost model"), one copy
+// compiled into both twins; it includes nothing of either twin's API.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include "kernel_operator.h"
+#include <vector>
+#include "../include/twin/cost.h"
 
 namespace twin {
 
@@ -116,13 +119,10 @@ const ChipCost* Find(const char* soc) {
     return c && c->ok ? c : nullptr;
 }
 
-CoreCost& C() { return Cur().cost; }
-
 // AIRFUSE_TWIN_COST_TRACE=<block>: every instruction of that block as it is costed, one line each
 // on stderr (pipe, name, start, cycles occupied, when its result lands), to see where a kernel's
 // time goes. Off (no output) when unset.
 const char* kPipeNames[] = {"S", "V", "MTE2", "MTE3"};
-thread_local const char* tVectorApi = "";  // the open vector instruction's name
 long TraceBlock() {
     static const long block = [] {
         const char* v = std::getenv("AIRFUSE_TWIN_COST_TRACE");
@@ -130,43 +130,50 @@ long TraceBlock() {
     }();
     return block;
 }
-void Trace(Pipe q, const char* what, double start, double occupy, double done) {
-    if (TraceBlock() < 0 || Cur().blockIdx != uint32_t(TraceBlock())) return;
-    std::fprintf(stderr, "cost %-5s %-16s start %8.1f occupy %7.1f done %8.1f\n", q < 4 ? kPipeNames[q] : "?", what, start, occupy, done);
+void Trace(const CoreCost& c, int q, const char* what, double start, double occupy, double done) {
+    if (TraceBlock() < 0 || c.block != uint32_t(TraceBlock())) return;
+    std::fprintf(stderr, "cost %-5s %-16s start %8.1f occupy %7.1f done %8.1f\n", q >= 0 && q < kCostPipes ? kPipeNames[q] : "?", what, start,
+                 occupy, done);
 }
 
 // Costs the open instruction: it starts once issued and once its pipe is free.
-void Commit() {
-    CoreCost& c = C();
+void Commit(CoreCost& c) {
     if (c.open < 0) return;
-    Pipe q = Pipe(c.open);
+    int q = c.open;
     c.open = -1;
-    if (q == kPipeS) {
+    if (q == kCostPipeS) {
         double t = c.scalarGm ? c.p->scalarGm : c.p->scalarUb;
         c.work[q] += t;
         c.s += t;
         c.done[q] = c.busy[q] = c.s;
-        Trace(q, "scalar", c.s - t, t, c.s);
+        Trace(c, q, "scalar", c.s - t, t, c.s);
         return;
     }
     double start = std::max(c.s, c.busy[q]), occupy, latency;
-    if (q == kPipeV) {
+    if (q == kCostPipeV) {
         occupy = c.vecOccupy;
         latency = c.vecLatency;
     } else {
         occupy = c.hbmBytes / c.hbmShare + c.l2Bytes / c.l2Share;
         latency = c.p->mteLatency;
         c.portWork += occupy;
+        if (c.copyLands) c.copyLands(c.copyLandsContext, start + occupy + latency);
     }
     c.busy[q] = start + occupy;
     c.done[q] = std::max(c.done[q], start + occupy + latency);
-    Core& core = Cur();  // the early GM writes this copy made land with it (SoftSyncAllBlocks)
-    for (size_t i = core.earlyOpen; i < core.earlyWrites.size(); ++i) core.earlyWrites[i].lands = start + occupy + latency;
-    core.earlyOpen = core.earlyWrites.size();
     c.work[q] += occupy;
     c.s += c.p->issue;
-    Trace(q, q == kPipeV ? tVectorApi : "copy", start, occupy, start + occupy + latency);
+    Trace(c, q, q == kCostPipeV ? c.vecName : "copy", start, occupy, start + occupy + latency);
 }
+
+// The last launch's modelled time (twin_last_cost), in microseconds.
+struct LaunchCost {
+    double us = 0;
+    double slowestBlock = 0;
+    double blockUs = 0;
+    double work[kCostPipes] = {};
+};
+LaunchCost gLastCost;
 
 }  // namespace
 
@@ -198,26 +205,25 @@ void ReadRanges::Add(uint64_t lo, uint64_t hi) {
 }
 
 // GM bandwidth is shared evenly by the cores that run at once; one core gets no more than its port.
-void CostStart(CoreCost& c, const CostParams& p, uint32_t activeCores) {
+void CostStart(CoreCost& c, const CostParams& p, uint32_t activeCores, uint32_t block) {
     c = CoreCost{};
     c.p = &p;
+    c.block = block;
     double hbm = p.hbmGBps / p.clockGhz / activeCores;  // bytes per cycle
     c.hbmShare = std::min(p.mteBytesPerCycle, hbm);
     c.l2Share = std::min(p.mteBytesPerCycle, hbm * p.l2Speedup);
 }
 
-void CostOpen(Pipe pipe) {
-    Commit();
-    CoreCost& c = C();
+void CostOpen(CoreCost& c, int pipe) {
+    Commit(c);
     c.open = pipe;
     c.hbmBytes = c.l2Bytes = c.vecOccupy = c.vecLatency = 0;
     c.scalarGm = false;
 }
 
 // A copy's GM bytes: reads of bytes this core already read in this launch come from L2.
-void CostGm(const void* buffer, uint64_t off, uint64_t bytes, bool write) {
-    CoreCost& c = C();
-    if (c.open == kPipeS) {
+void CostGm(CoreCost& c, const void* buffer, uint64_t off, uint64_t bytes, bool write) {
+    if (c.open == kCostPipeS) {
         c.scalarGm = true;
         return;
     }
@@ -233,38 +239,37 @@ void CostGm(const void* buffer, uint64_t off, uint64_t bytes, bool write) {
 }
 
 // Repeats of 256 B of the widest operand, at the class's rate; the result lands `latency` later.
-void CostVector(const char* api, uint64_t elems, uint32_t elemBytes) {
-    CoreCost& c = C();
+void CostVector(CoreCost& c, VecClass cls, uint64_t elems, uint32_t elemBytes, const char* name) {
     const CostParams& v = *c.p;
-    std::string a = api;
     double bytes = double(elems) * elemBytes, perCycle = v.vecBytesPerCycle, latency = v.latOther;
-    if (a == "Add" || a == "Sub" || a == "Adds") latency = v.latAdd;
-    else if (a == "Mul" || a == "Muls") latency = v.latMul;
-    else if (a == "Div") latency = v.latDiv;
-    else if (a == "Max" || a == "Min" || a == "Maxs" || a == "Mins") latency = v.latMax;
-    else if (a == "ReduceSum" || a == "WholeReduceSum") latency = v.latReduce;
-    else if (a == "Exp") latency = v.latExp, perCycle = std::min(perCycle, v.vecExpPerCycle * elemBytes);
-    // [PYPTO] gives Sqrt the parallelism of Exp; its latency is vec_latency_other.
-    else if (a == "Sqrt") perCycle = std::min(perCycle, v.vecExpPerCycle * elemBytes);
+    switch (cls) {
+        case VecClass::kAdd: latency = v.latAdd; break;
+        case VecClass::kMul: latency = v.latMul; break;
+        case VecClass::kDiv: latency = v.latDiv; break;
+        case VecClass::kMax: latency = v.latMax; break;
+        case VecClass::kReduce: latency = v.latReduce; break;
+        case VecClass::kExp: latency = v.latExp, perCycle = std::min(perCycle, v.vecExpPerCycle * elemBytes); break;
+        // [PYPTO] gives Sqrt the parallelism of Exp; its latency is vec_latency_other.
+        case VecClass::kSqrt: perCycle = std::min(perCycle, v.vecExpPerCycle * elemBytes); break;
+        case VecClass::kOther: break;
+    }
     double repeats = std::max(1.0, std::ceil(bytes / 256));
     c.vecOccupy = repeats * std::max(1.0, 256 / perCycle);
-    tVectorApi = api;
+    c.vecName = name;
     c.vecLatency = latency;
 }
 
-void CostSetFlag(int event, int id, Pipe src) {
-    Commit();
-    CoreCost& c = C();
-    c.flag[event][id] = src == kPipeS ? c.s : std::max(c.s, c.done[src]);
+void CostSetFlag(CoreCost& c, int src, int dst, int id) {
+    Commit(c);
+    c.flag[src][dst][id] = src == kCostPipeS ? c.s : std::max(c.s, c.done[src]);
     c.s += c.p->issue;
 }
 
-void CostWaitFlag(int event, int id, Pipe dst) {
-    Commit();
-    CoreCost& c = C();
-    double fires = c.flag[event][id];
-    Trace(dst, "WaitFlag", std::max(c.s, c.busy[dst]), 0, fires);
-    if (dst == kPipeS) {
+void CostWaitFlag(CoreCost& c, int src, int dst, int id) {
+    Commit(c);
+    double fires = c.flag[src][dst][id];
+    Trace(c, dst, "WaitFlag", std::max(c.s, c.busy[dst]), 0, fires);
+    if (dst == kCostPipeS) {
         c.s = std::max(c.s, fires) + c.p->issue;
         return;
     }
@@ -273,36 +278,63 @@ void CostWaitFlag(int event, int id, Pipe dst) {
     c.s += c.p->issue;
 }
 
-void CostBarrier(Pipe pipe) {
-    Commit();
-    CoreCost& c = C();
-    if (pipe == kPipes) {
-        CostResume(CostDrain());
+void CostBarrier(CoreCost& c, int pipe) {
+    Commit(c);
+    if (pipe == kCostPipes) {
+        CostResume(c, CostDrain(c));
         return;
     }
     c.busy[pipe] = std::max({c.busy[pipe], c.done[pipe], c.s}) + c.p->barrier;
     c.done[pipe] = c.busy[pipe];
-    Trace(pipe, "PipeBarrier", c.busy[pipe] - c.p->barrier, c.p->barrier, c.busy[pipe]);
+    Trace(c, pipe, "PipeBarrier", c.busy[pipe] - c.p->barrier, c.p->barrier, c.busy[pipe]);
     c.s += c.p->issue;
 }
 
-double CostDrain() {
-    Commit();
-    CoreCost& c = C();
+double CostDrain(CoreCost& c) {
+    Commit(c);
     double t = std::max(c.s, c.portFrom + c.portWork);
-    for (int q = 0; q < kPipes; ++q) t = std::max(t, c.done[q]);
+    for (int q = 0; q < kCostPipes; ++q) t = std::max(t, c.done[q]);
     return t;
 }
 
-void CostResume(double t) {
-    CoreCost& c = C();
+void CostResume(CoreCost& c, double t) {
     c.s = t;
     c.portFrom = t;
     c.portWork = 0;
-    for (int q = 0; q < kPipes; ++q) c.busy[q] = c.done[q] = t;
+    for (int q = 0; q < kCostPipes; ++q) c.busy[q] = c.done[q] = t;
+}
+
+// Each physical core runs blocks i, i + cores, ... in turn (as the launcher's waves); the launch
+// ends with its slowest core. Its pipes' busy time is reported for the block that ends last.
+void RecordLaunchCost(const std::vector<const CoreCost*>& blocks, uint32_t physicalCores, const CostParams& p) {
+    LaunchCost out;
+    double perUs = p.clockGhz * 1e3;
+    std::vector<double> total(std::max<size_t>(1, std::min<size_t>(physicalCores, blocks.size())), 0.0);
+    size_t last = 0;
+    for (size_t b = 0; b < blocks.size(); ++b) {
+        total[b % total.size()] += blocks[b]->end;
+        if (blocks[b]->end > blocks[last]->end) last = b;
+    }
+    out.us = *std::max_element(total.begin(), total.end()) / perUs;
+    out.slowestBlock = double(last);
+    if (!blocks.empty()) {
+        out.blockUs = blocks[last]->end / perUs;
+        for (int q = 0; q < kCostPipes; ++q) out.work[q] = blocks[last]->work[q] / perUs;
+    }
+    gLastCost = out;
 }
 
 }  // namespace twin
+
+// The last launch's modelled time: [launch us, slowest block, its us, its S, V, MTE2, MTE3 busy us].
+extern "C" int twin_last_cost(double* out, int n) {
+    const twin::LaunchCost& c = twin::gLastCost;
+    double all[] = {c.us, c.slowestBlock, c.blockUs, c.work[twin::kCostPipeS], c.work[twin::kCostPipeV], c.work[twin::kCostPipeMte2],
+                    c.work[twin::kCostPipeMte3]};
+    int k = std::min<int>(n, int(sizeof all / sizeof *all));
+    for (int i = 0; i < k; ++i) out[i] = all[i];
+    return int(sizeof all / sizeof *all);
+}
 
 // Row i of the parameter table for airfuse/twin.py (0 past the end).
 extern "C" int twin_cost_row(int i, const char** chip, const char** name, double* value, const char** unit, int* assumed, const char** source) {

@@ -360,14 +360,14 @@ void SyncAllBlocks() {
                             "cross-core flags for a vector kernel",
                             KernelTypeName(c.kernelType)));
     BarrierAt(AscendC::PIPE_ALL, Site{});
-    double arrive = CostDrain();
+    double arrive = CostDrain(c.cost);
     if (uint64_t(c.blockNum) > c.chip->vectorCores)
         Fail("SyncAll", Fmt("block_dim %lld exceeds the %u vector cores; not all blocks would be resident", (long long)c.blockNum, c.chip->vectorCores));
     std::unique_lock<std::mutex> lk(gBarrier->m);
     double& latest = Slot(gBarrier->hardArrive, c.sync.epoch);
     latest = std::max(latest, arrive);
     Meet(gBarrier->hard, lk, "SyncAll");
-    CostResume(latest + c.cost.p->syncAll);
+    CostResume(c.cost, latest + c.cost.p->syncAll);
     ++c.sync.epoch;
 }
 
@@ -441,7 +441,7 @@ void SoftSyncAllBlocks(int32_t* gm, uint64_t gmElems, uint64_t ubBytes, int32_t 
     int32_t* slot = gm + c.blockIdx * 8;
     uint32_t k = ++c.softSyncs;
     if (k == 1) {  // every participant's zeroing done (in the twin's threads too) before anyone counts
-        double arrive = CostDrain();
+        double arrive = CostDrain(c.cost);
         std::unique_lock<std::mutex> lk(gBarrier->m);
         Slot(gBarrier->firstSoftArrive, size_t(c.blockIdx)) = arrive;
         Rendezvous& r = gBarrier->softFirst;
@@ -458,7 +458,7 @@ void SoftSyncAllBlocks(int32_t* gm, uint64_t gmElems, uint64_t ubBytes, int32_t 
                           *slot, k, k - 1));
         *slot = int32_t(k);
     }
-    double arrive = CostDrain();
+    double arrive = CostDrain(c.cost);
     std::unique_lock<std::mutex> lk(gBarrier->m);
     Rendezvous& r = gBarrier->soft;
     if (r.arrived == 0 && r.total != total) r.total = total;
@@ -466,7 +466,7 @@ void SoftSyncAllBlocks(int32_t* gm, uint64_t gmElems, uint64_t ubBytes, int32_t 
     double& latest = Slot(gBarrier->softArrive, k);
     latest = std::max(latest, arrive);
     Meet(r, lk, api);
-    CostResume(latest + c.cost.p->softSyncAll);
+    CostResume(c.cost, latest + c.cost.p->softSyncAll);
     ++c.sync.epoch;
 }
 
@@ -510,33 +510,6 @@ namespace {
 
 void Call(void* fn, int n, uint8_t** a) {
     if (!airfuse_twin_launch::CallKernel(fn, n, a)) throw twin::Violation(twin::Fmt("the twin launches kernels with 3..8 parameters, got %d", n));
-}
-
-// The modelled time of the last launch: each physical core runs blocks i, i + cores, ... in turn
-// (as the launcher's waves); the launch ends with its slowest core. Its pipes' busy time is
-// reported for the block that ends last.
-struct Cost {
-    double us = 0;
-    double slowestBlock = 0;
-    double blockUs = 0;
-    double work[twin::kPipes] = {};
-};
-Cost gLastCost;
-
-Cost LaunchCost(const std::vector<twin::Core>& cores, uint32_t physical, const twin::CostParams& p) {
-    Cost out;
-    double perUs = p.clockGhz * 1e3;
-    std::vector<double> total(std::min<size_t>(physical, cores.size()), 0.0);
-    size_t last = 0;
-    for (size_t b = 0; b < cores.size(); ++b) {
-        total[b % total.size()] += cores[b].cost.end;
-        if (cores[b].cost.end > cores[last].cost.end) last = b;
-    }
-    out.us = *std::max_element(total.begin(), total.end()) / perUs;
-    out.slowestBlock = double(last);
-    out.blockUs = cores[last].cost.end / perUs;
-    for (int q = 0; q < twin::kPipes; ++q) out.work[q] = cores[last].cost.work[q] / perUs;
-    return out;
 }
 
 // The mutation test's controls (twin_disable_sync_site, twin_sync_sites); set between launches.
@@ -594,7 +567,14 @@ int Launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim, int
         c.blockIdx = b;
         c.blockNum = blockDim;
         c.countOnly = countOnly != 0;
-        CostStart(c.cost, *cost, std::min<uint32_t>(blockDim, chip->vectorCores));
+        CostStart(c.cost, *cost, std::min<uint32_t>(blockDim, chip->vectorCores), b);
+        // The early GM writes a copy made land with it (SoftSyncAllBlocks times them).
+        c.cost.copyLandsContext = &c;
+        c.cost.copyLands = [](void* core, double lands) {
+            Core& k = *static_cast<Core*>(core);
+            for (size_t i = k.earlyOpen; i < k.earlyWrites.size(); ++i) k.earlyWrites[i].lands = lands;
+            k.earlyOpen = k.earlyWrites.size();
+        };
         c.ub.assign(chip->ubBytes, 0xff);  // AllocTensor gives no defined contents: poison
         c.sync.ub.resize((chip->ubBytes + 31) / 32);
         c.disabledSite = gDisabledSite;
@@ -606,7 +586,7 @@ int Launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim, int
             Call(fn, nargs, args);
             if (!tLeak.empty()) throw Violation(tLeak);
             CheckEventsAtEnd();
-            c.cost.end = CostDrain();
+            c.cost.end = CostDrain(c.cost);
         } catch (const std::exception& ex) {
             msg = ex.what();
         }
@@ -643,7 +623,9 @@ int Launch(void* fn, const char* kernel, const char* soc, uint32_t blockDim, int
         if (!startErr.empty()) firstErr = startErr;
     }
     gBarrier = nullptr;
-    gLastCost = LaunchCost(cores, chip->vectorCores, *cost);
+    std::vector<const CoreCost*> costs;
+    for (const Core& c : cores) costs.push_back(&c.cost);
+    RecordLaunchCost(costs, chip->vectorCores, *cost);
     *bytesRead = *bytesWritten = 0;
     for (const Core& c : cores) {
         *bytesRead += c.gmRead;
@@ -679,12 +661,3 @@ extern "C" void twin_disable_sync_site(const char* site) { gDisabledSite = site;
 // The SetFlag and PipeBarrier call sites executed since the last call, one "file:line" per
 // line; returns the length needed (the list is cleared only when it fit).
 extern "C" int twin_sync_sites(char* out, int len) { return airfuse_twin_launch::ReportSyncSites(gSitesSeen, out, len); }
-
-// The last launch's modelled time: [launch us, slowest block, its us, its S, V, MTE2, MTE3 busy us].
-extern "C" int twin_last_cost(double* out, int n) {
-    double all[] = {gLastCost.us, gLastCost.slowestBlock, gLastCost.blockUs, gLastCost.work[twin::kPipeS], gLastCost.work[twin::kPipeV],
-                    gLastCost.work[twin::kPipeMte2], gLastCost.work[twin::kPipeMte3]};
-    int k = std::min<int>(n, int(sizeof all / sizeof *all));
-    for (int i = 0; i < k; ++i) out[i] = all[i];
-    return int(sizeof all / sizeof *all);
-}

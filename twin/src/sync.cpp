@@ -110,7 +110,7 @@ void SetFlagAt(HardEvent e, int32_t id, const char* api, Site site, int32_t buf)
                                id, Who(slot).c_str()));
     SyncState& s = St();
     Pipe src = kEvents[int(e)].src;
-    CostSetFlag(int(e), id, src);
+    CostSetFlag(Cur().cost, src, kEvents[int(e)].dst, id);
     Dispatch(src);
     slot.set = true;
     slot.token = s.known[src];
@@ -131,7 +131,7 @@ void WaitFlagAt(HardEvent e, int32_t id, const char* api, Site site, int32_t buf
         Fail(FlagCall("WaitFlag", api, e, id, site, buf).c_str(),
              Fmt("waits on id %d, which is not set (never set, or its set was consumed by another WaitFlag): the NPU would wait forever", id));
     Pipe dst = kEvents[int(e)].dst;
-    CostWaitFlag(int(e), id, dst);
+    CostWaitFlag(Cur().cost, kEvents[int(e)].src, dst, id);
     Dispatch(dst);
     St().known[dst].Join(slot.token);
     slot.set = false;
@@ -141,13 +141,13 @@ void BarrierAt(AscendC::pipe_t p, Site site) {
     if (Disabled(site, true)) return;
     SyncState& s = St();
     if (p == AscendC::PIPE_ALL) {
-        CostBarrier(kPipes);
+        CostBarrier(Cur().cost, kCostPipes);
         for (int q = 0; q < kPipes; ++q)
             for (int r = 0; r < kPipes; ++r) s.known[q].t[r] = s.seq[r];
         return;
     }
     Pipe pipe = p == AscendC::PIPE_V ? kPipeV : p == AscendC::PIPE_MTE2 ? kPipeMte2 : kPipeMte3;
-    CostBarrier(pipe);
+    CostBarrier(Cur().cost, pipe);
     Dispatch(pipe);
     s.known[pipe].t[pipe] = s.seq[pipe];
 }
@@ -184,11 +184,30 @@ int32_t FetchEventId(HardEvent e, const char* api) {
     return LowestFree(api, e);
 }
 
+static_assert(kPipeS == kCostPipeS && kPipeV == kCostPipeV && kPipeMte2 == kCostPipeMte2 && kPipeMte3 == kCostPipeMte3 && kPipes == kCostPipes,
+              "the cost model takes the twin's pipe numbers");
+
 Instr::Instr(const char* api, Pipe pipe) : api_(api), pipe_(pipe) {
-    CostOpen(pipe);
+    CostOpen(Cur().cost, pipe);
     Dispatch(pipe);
     seq_ = ++St().seq[pipe];
 }
+
+namespace {
+// The cost model's latency class of a vector API, by its name (the table's vec_latency_* rows).
+VecClass ApiVecClass(const std::string& a) {
+    if (a == "Add" || a == "Sub" || a == "Adds") return VecClass::kAdd;
+    if (a == "Mul" || a == "Muls") return VecClass::kMul;
+    if (a == "Div") return VecClass::kDiv;
+    if (a == "Max" || a == "Min" || a == "Maxs" || a == "Mins") return VecClass::kMax;
+    if (a == "ReduceSum" || a == "WholeReduceSum") return VecClass::kReduce;
+    if (a == "Exp") return VecClass::kExp;
+    if (a == "Sqrt") return VecClass::kSqrt;
+    return VecClass::kOther;
+}
+}  // namespace
+
+void Instr::Vector(uint64_t elems, uint32_t elemBytes) const { CostVector(Cur().cost, ApiVecClass(api_), elems, elemBytes, api_); }
 
 namespace {
 std::string BufferAt(uint32_t off) {
@@ -264,7 +283,7 @@ std::string GmConflict(const GmCell& g, int16_t me, uint32_t epoch, Pipe p, uint
 
 void Instr::Gm(const void* p, uint64_t bytes, bool write, GmWriteKind kind) const {
     const GmBuffer& buf = CheckGm(api_, p, bytes);
-    CostGm(buf.base, static_cast<const uint8_t*>(p) - buf.base, bytes, write);
+    CostGm(Cur().cost, buf.base, static_cast<const uint8_t*>(p) - buf.base, bytes, write);
     Core& c = Cur();
     bool early = write && pipe_ == kPipeMte3 && kind != GmWriteKind::kCount && c.sync.epoch == 0;
     if (early) c.earlyWrites.push_back({static_cast<const uint8_t*>(p), bytes, kind == GmWriteKind::kZeros, 0.0, api_});

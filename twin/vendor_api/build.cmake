@@ -135,11 +135,12 @@ set_target_properties(vendor_twin_print_lock PROPERTIES POSITION_INDEPENDENT_COD
 set_source_files_properties(${CPUDEBUG}/src/acl_stub/kernel_fp16.cpp ${VENDOR_TWIN_DIR}/src/host_runtime.cpp PROPERTIES
                             COMPILE_OPTIONS "${VENDOR_TWIN_SCALAR_ACCESS}")
 
-# The core model, and the tiling entry points of the home-made twin (op_host's tiling core only).
+# The core model, the tiling entry points of the home-made twin (op_host's tiling core only) and
+# its cost model (twin/src/cost.cpp: one copy for both twins, fed here by the intrinsics).
 add_library(airfuse_vendor_twin SHARED
   ${VENDOR_TWIN_DIR}/src/core_model.cpp ${VENDOR_TWIN_DIR}/src/bookkeeping.cpp ${VENDOR_TWIN_DIR}/src/sync_intrinsics.cpp
   ${VENDOR_TWIN_DIR}/src/copy_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/vector_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/reduce_intrinsics.cpp ${VENDOR_TWIN_DIR}/src/pipe_order.cpp ${VENDOR_TWIN_DIR}/src/gm_order.cpp ${VENDOR_TWIN_DIR}/src/scalar_access.cpp ${VENDOR_TWIN_DIR}/src/launch.cpp ${VENDOR_TWIN_DIR}/src/blocks.cpp ${VENDOR_TWIN_DIR}/src/host_runtime.cpp
-  ${AIRFUSE_ROOT}/twin/src/capi.cpp ${VENDOR_TWIN_CHIP_OBJECTS} $<TARGET_OBJECTS:vendor_twin_print_lock> ${VENDOR_TWIN_UNWATCHED_OBJECTS}
+  ${AIRFUSE_ROOT}/twin/src/capi.cpp ${AIRFUSE_ROOT}/twin/src/cost.cpp ${VENDOR_TWIN_CHIP_OBJECTS} $<TARGET_OBJECTS:vendor_twin_print_lock> ${VENDOR_TWIN_UNWATCHED_OBJECTS}
   ${VENDOR_TWIN_OBJECTS})
 target_include_directories(airfuse_vendor_twin PRIVATE ${VENDOR_TWIN_DIR}/include ${AIRFUSE_ROOT}/vendor_check/include ${CPUDEBUG}/include ${ASC}/impl/basic_api
                            ${AIRFUSE_ROOT}/op_host/tiling ${AIRFUSE_ROOT}/kernels)
@@ -151,10 +152,12 @@ add_dependencies(airfuse_vendor_twin vendor_kernel_tiling)
 
 # The deliberately broken kernels of tests/kernels/broken (the home-made twin's negative tests),
 # compiled the same way for 910B, so tests/vendor/test_vendor_api_twin_checks.py can hold each against
-# the vendor-API twin too.
+# the vendor-API twin too; and the cost model's hand-timed kernels (tests/kernels/cost), so
+# tests/kernels/test_twin_cost.py runs on this twin (libairfuse_vendor_twin_cost_kernels.so).
 set(VENDOR_TWIN_BROKEN_OBJECTS)
+set(VENDOR_TWIN_COST_SOURCE ${AIRFUSE_ROOT}/tests/kernels/cost/cost_kernels.cpp)
 file(GLOB VENDOR_TWIN_BROKEN_SOURCES CONFIGURE_DEPENDS ${AIRFUSE_ROOT}/tests/kernels/broken/*.cpp)
-foreach(source ${VENDOR_TWIN_BROKEN_SOURCES})
+foreach(source ${VENDOR_TWIN_BROKEN_SOURCES} ${VENDOR_TWIN_COST_SOURCE})
   get_filename_component(name ${source} NAME_WE)
   set(object ${VENDOR_TWIN}/kernels/${name}.o)
   add_custom_command(
@@ -163,10 +166,29 @@ foreach(source ${VENDOR_TWIN_BROKEN_SOURCES})
             -include ${VENDOR_TWIN_DIR}/include/sync_site.h -c ${source} -o ${object} -MD -MF ${object}.d -MT ${object}
     DEPENDS ${source} ${VENDOR_TWIN}/ascend910b/prelude.h.gch ${VENDOR_TWIN_DIR}/include/sync_site.h
     DEPFILE ${object}.d
-    COMMENT "vendor-API twin: tests/kernels/broken/${name}.cpp"
+    COMMENT "vendor-API twin: ${source}"
     VERBATIM)
-  list(APPEND VENDOR_TWIN_BROKEN_OBJECTS ${object})
+  if(NOT source STREQUAL VENDOR_TWIN_COST_SOURCE)
+    list(APPEND VENDOR_TWIN_BROKEN_OBJECTS ${object})
+  endif()
 endforeach()
+# Their 310P build too, each entry point under the name airfuse/twin.py asks a 310P launch for
+# (kernel_builds.vendor_twin_name: "__ascend310p" appended), as read from the source.
+file(STRINGS ${VENDOR_TWIN_COST_SOURCE} VENDOR_TWIN_COST_ENTRIES REGEX "^extern \"C\" __global__ __aicore__ void [a-z_0-9]+\\(")
+list(TRANSFORM VENDOR_TWIN_COST_ENTRIES REPLACE "^extern \"C\" __global__ __aicore__ void ([a-z_0-9]+)\\(.*" "-D\\1=\\1__ascend310p")
+set(object ${VENDOR_TWIN}/kernels/cost_kernels__ascend310p.o)
+add_custom_command(
+  OUTPUT ${object}
+  COMMAND ${CMAKE_CXX_COMPILER} ${VENDOR_TWIN_FLAGS} ${VENDOR_TWIN_CHIP_FLAGS_ascend310p} -Winvalid-pch -include ${VENDOR_TWIN}/ascend310p/prelude.h
+          -include ${VENDOR_TWIN_DIR}/include/sync_site.h ${VENDOR_TWIN_COST_ENTRIES} -c ${VENDOR_TWIN_COST_SOURCE} -o ${object} -MD -MF ${object}.d -MT ${object}
+  DEPENDS ${VENDOR_TWIN_COST_SOURCE} ${VENDOR_TWIN}/ascend310p/prelude.h.gch ${VENDOR_TWIN_DIR}/include/sync_site.h
+  DEPFILE ${object}.d
+  COMMENT "vendor-API twin: ${VENDOR_TWIN_COST_SOURCE} for ascend310p"
+  VERBATIM)
+add_library(airfuse_vendor_twin_cost_kernels SHARED ${VENDOR_TWIN}/kernels/cost_kernels.o ${object})
+set_target_properties(airfuse_vendor_twin_cost_kernels PROPERTIES LINKER_LANGUAGE CXX LIBRARY_OUTPUT_DIRECTORY ${VENDOR_TWIN})
+target_link_libraries(airfuse_vendor_twin_cost_kernels PRIVATE airfuse_vendor_twin)
+target_link_options(airfuse_vendor_twin_cost_kernels PRIVATE -Wl,--no-undefined)
 add_library(airfuse_vendor_twin_broken SHARED ${VENDOR_TWIN_BROKEN_OBJECTS})
 set_target_properties(airfuse_vendor_twin_broken PROPERTIES LINKER_LANGUAGE CXX LIBRARY_OUTPUT_DIRECTORY ${VENDOR_TWIN})
 target_link_libraries(airfuse_vendor_twin_broken PRIVATE airfuse_vendor_twin)

@@ -2,12 +2,22 @@
 // instruction in program order into the queue of the pipe that runs it; each pipe runs its queue
 // in order; flags, barriers and SyncAll make pipes (or cores) wait. A core's modelled time is
 // when its last pipe finishes; a launch's is its slowest physical core.
+//
+// The model knows instructions, not an API: both twins compile this one copy and call its hooks
+// from their own instruction stream (the home-made twin from its Ascend C API, twin/src/sync.cpp;
+// the vendor-API twin from the CCE intrinsics under CANN's headers, twin/vendor_api/src), each
+// handing it the running core's CoreCost.
 #pragma once
 #include <cstdint>
 #include <map>
-#include "sync_state.h"
+#include <vector>
 
 namespace twin {
+
+// The pipes of a vector core, in the order of both twins' own Pipe enums (S, V, MTE2, MTE3).
+constexpr int kCostPipes = 4;
+constexpr int kCostPipeS = 0, kCostPipeV = 1, kCostPipeMte2 = 2, kCostPipeMte3 = 3;
+constexpr int kCostEventIds = 8;  // QUE_MAX_EVENT on dav-2201 and dav-2002
 
 // One number of the model for one chip, with where it comes from; `assumed` marks a guess
 // (no documented figure found) rather than a documented or derived value.
@@ -44,6 +54,11 @@ struct CostParams {
 // Null when the table has no (complete) entry for the chip.
 const CostParams* CostParamsFor(const char* soc);
 
+// The latency class of a vector instruction (the table's vec_latency_* rows; Exp and Sqrt also
+// run at vec_exp_elems_per_cycle). Each twin classes its own instructions: the home-made twin its
+// API by name, the vendor-API twin its intrinsics (vadd -> kAdd, ...).
+enum class VecClass { kAdd, kMul, kDiv, kExp, kSqrt, kMax, kReduce, kOther };
+
 // Bytes of GM this core has read so far (per buffer, as merged intervals): a re-read is an L2 hit.
 struct ReadRanges {
     std::map<uint64_t, uint64_t> spans;  // start -> end
@@ -56,30 +71,43 @@ struct CoreCost {
     const CostParams* p = nullptr;
     double hbmShare = 0, l2Share = 0;  // bytes per cycle this core gets from HBM / L2
     double s = 0;                      // when the scalar unit issues its next instruction
-    double busy[kPipes] = {};          // when each pipe can start its next instruction
-    double done[kPipes] = {};          // when everything issued to each pipe has completed
+    uint32_t block = 0;                // for AIRFUSE_TWIN_COST_TRACE
+    double busy[kCostPipes] = {};      // when each pipe can start its next instruction
+    double done[kCostPipes] = {};      // when everything issued to each pipe has completed
     // MTE2 and MTE3 run side by side but share the core's GM bandwidth: a core cannot finish
     // (or pass a barrier of every pipe) before portFrom + the transfer time of all its copies.
     double portFrom = 0, portWork = 0;
-    double work[kPipes] = {};          // cycles each pipe spent executing (not waiting)
-    double flag[kHardEvents][kEventIds] = {};  // when each set flag fires
+    double work[kCostPipes] = {};      // cycles each pipe spent executing (not waiting)
+    double flag[kCostPipes][kCostPipes][kCostEventIds] = {};  // when each set flag (src, dst, id) fires
     // The instruction being described (its operands arrive after its constructor): it is costed
     // when the next instruction, flag or barrier is issued.
     int open = -1;
     double hbmBytes = 0, l2Bytes = 0, vecOccupy = 0, vecLatency = 0;
     bool scalarGm = false;
+    const char* vecName = "";  // the open vector instruction's, for the trace
     std::map<const void*, ReadRanges> reads;
     double end = 0;  // the core's modelled time, once the kernel returned
+    // Told when each copy's data lands (the home-made twin's soft SyncAll times the kernel-side
+    // zeroing of its region by it); none by default.
+    void (*copyLands)(void* context, double lands) = nullptr;
+    void* copyLandsContext = nullptr;
 };
 
-void CostStart(CoreCost& c, const CostParams& p, uint32_t activeCores);
-void CostOpen(Pipe pipe);
-void CostGm(const void* buffer, uint64_t off, uint64_t bytes, bool write);
-void CostVector(const char* api, uint64_t elems, uint32_t elemBytes);
-void CostSetFlag(int event, int id, Pipe src);
-void CostWaitFlag(int event, int id, Pipe dst);
-void CostBarrier(Pipe pipe);   // kPipes for PIPE_ALL
-double CostDrain();            // PIPE_ALL: returns when everything has completed
-void CostResume(double t);     // every pipe and the scalar unit restart at t (after SyncAll)
+void CostStart(CoreCost& c, const CostParams& p, uint32_t activeCores, uint32_t block);
+void CostOpen(CoreCost& c, int pipe);
+void CostGm(CoreCost& c, const void* buffer, uint64_t off, uint64_t bytes, bool write);
+// elems: elements of the widest operand the instruction walks (a level-0 form: its repeats x the
+// elements of a full repeat, whatever the mask); name: for the trace.
+void CostVector(CoreCost& c, VecClass cls, uint64_t elems, uint32_t elemBytes, const char* name);
+void CostSetFlag(CoreCost& c, int src, int dst, int id);
+void CostWaitFlag(CoreCost& c, int src, int dst, int id);
+void CostBarrier(CoreCost& c, int pipe);  // kCostPipes for PIPE_ALL
+double CostDrain(CoreCost& c);            // PIPE_ALL: returns when everything has completed
+void CostResume(CoreCost& c, double t);   // every pipe and the scalar unit restart at t (after SyncAll)
+
+// A launch's modelled time from its blocks' (each block's `end` set): block b runs on physical
+// core b % physicalCores after the blocks before it there; the launch ends with its slowest
+// core. Kept for twin_last_cost (airfuse/twin.py Launch.cost).
+void RecordLaunchCost(const std::vector<const CoreCost*>& blocks, uint32_t physicalCores, const CostParams& p);
 
 }  // namespace twin

@@ -35,7 +35,7 @@ public:
     // kind: what a write is to the soft SyncAll's kernel-side zeroing (SoftSyncAllBlocks).
     void Gm(const void* p, uint64_t bytes, bool write, GmWriteKind kind = GmWriteKind::kPlain) const;
     // A vector instruction's size for the cost model: elements of the widest operand.
-    void Vector(uint64_t elems, uint32_t elemBytes) const { CostVector(api_, elems, elemBytes); }
+    void Vector(uint64_t elems, uint32_t elemBytes) const;
 
 private:
     const char* api_;

@@ -86,6 +86,7 @@ void BlockMain() {
                 throw Failure(Fmt("the vendor-API twin launches kernels with 3..8 parameters, got %d", l.spec->nargs));
             CheckFlagsClear(b.core);
             CheckQueueBuffersFree();
+            b.core.cost.end = twin::CostDrain(b.core.cost);
         } catch (const std::exception& ex) {
             l.failure = ex.what();
         }
@@ -145,9 +146,12 @@ std::string Stuck(const Launch& l) {
 bool RunBlocks(const LaunchSpec& spec, uint64_t& bytesRead, uint64_t& bytesWritten, std::string& why) {
     Launch l;
     l.spec = &spec;
-    GmOrder gmOrder(*spec.gm);
+    GmOrder gmOrder(*spec.gm, spec.countOnly);
+    const uint32_t activeCores = spec.blockDim < spec.vectorCores ? spec.blockDim : spec.vectorCores;
     for (uint32_t i = 0; i < spec.blockDim; ++i) {
         auto b = std::make_unique<Block>();
+        twin::CostStart(b->core.cost, *spec.cost, activeCores, i);
+        b->core.countOnly = spec.countOnly;
         b->core.kernel = spec.kernel;
         b->core.blockIdx = i;
         b->core.blockNum = spec.blockDim;
@@ -195,11 +199,23 @@ bool RunBlocks(const LaunchSpec& spec, uint64_t& bytesRead, uint64_t& bytesWritt
         return false;
     }
     bytesRead = bytesWritten = 0;
+    std::vector<const twin::CoreCost*> costs;
     for (const auto& b : l.blocks) {
         bytesRead += b->core.gmRead;
         bytesWritten += b->core.gmWritten;
+        costs.push_back(&b->core.cost);
     }
+    twin::RecordLaunchCost(costs, spec.vectorCores, *spec.cost);
     return true;
+}
+
+double LatestCrossCoreArrival(int flag, int64_t k) {
+    double latest = 0;
+    for (const auto& b : gLaunch->blocks) {
+        const std::vector<double>& arrivals = b->core.crossCoreArrivals[flag];
+        if (int64_t(arrivals.size()) >= k && arrivals[size_t(k - 1)] > latest) latest = arrivals[size_t(k - 1)];
+    }
+    return latest;
 }
 
 void WaitForEveryBlock(int flag) {

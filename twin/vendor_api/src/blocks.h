@@ -17,14 +17,21 @@ struct LaunchSpec {
     uint32_t blockDim;
     uint32_t vectorCores;
     const std::vector<GmBuffer>* gm;
+    const twin::CostParams* cost;  // the chip's cost model figures
+    bool countOnly;
 };
 
 // Runs every block to its end; false with `why` naming the first block that failed, or the blocks
 // left waiting for each other. `bytesRead` / `bytesWritten`: GM bytes the copies moved, all blocks.
+// The launch's modelled time goes to the cost model's record (twin::RecordLaunchCost).
 bool RunBlocks(const LaunchSpec& spec, uint64_t& bytesRead, uint64_t& bytesWritten, std::string& why);
 
 // wait_flag_dev on the running block: returns once every block of the launch has set cross-core
 // flag `flag` as often as this block has now waited on it, running the other blocks meanwhile.
 void WaitForEveryBlock(int flag);
+
+// The cost model's time at which the last block of the launch made its `k`-th (1-based)
+// ffts_cross_core_sync of `flag` (every block has made it once WaitForEveryBlock returned).
+double LatestCrossCoreArrival(int flag, int64_t k);
 
 }  // namespace airfuse_vendor_twin

@@ -53,15 +53,18 @@ struct Bursts {
 
 void In(const char* intrinsic, uint8_t* ub, const uint8_t* gm, const Bursts& b, uint32_t left, uint32_t right, uint32_t elem, bool padCopy) {
     if (b.n == 0 || b.burst == 0) return;
-    CheckGm(intrinsic, "src", gm, b.GmSpan());
+    const GmBuffer& arg = CheckGm(intrinsic, "src", gm, b.GmSpan());
     CheckUbAligned(intrinsic, "dst", ub, b.UbSpan());
     CheckPath(intrinsic, "dst", ub, padCopy, true);
     Core& c = Cur();
     Instr in = c.order.Issue(kPipeMte2, intrinsic);
+    twin::CostOpen(c.cost, kPipeMte2);
     for (uint16_t i = 0; i < b.n; ++i) {
         uint8_t* to = ub + i * b.ubStep;
         c.order.Touch(in, "dst", uint64_t(to - c.ub), b.ubBurst, true);
         c.gmOrder->Touch(c, in, "src", gm + i * b.gmStep, b.burst, false);
+        twin::CostGm(c.cost, arg.base, uint64_t(gm + i * b.gmStep - arg.base), b.burst, false);
+        if (c.countOnly) continue;
         // What the padding does not define stays undefined on the hardware: poisoned (NaN for
         // float types), so a kernel that reads it fails its comparison.
         std::memset(to, 0xff, b.ubBurst);
@@ -76,13 +79,15 @@ void Out(const char* intrinsic, uint8_t* gm, const uint8_t* ub, const Bursts& b,
     if (b.n == 0 || b.burst == 0) return;
     CheckUbAligned(intrinsic, "src", ub, b.UbSpan());
     CheckPath(intrinsic, "src", ub, padCopy, false);
-    CheckGm(intrinsic, "dst", gm, b.GmSpan());
+    const GmBuffer& arg = CheckGm(intrinsic, "dst", gm, b.GmSpan());
     Core& c = Cur();
     Instr in = c.order.Issue(kPipeMte3, intrinsic);
+    twin::CostOpen(c.cost, kPipeMte3);
     for (uint16_t i = 0; i < b.n; ++i) {
         c.order.Touch(in, "src", uint64_t(ub + i * b.ubStep - c.ub), b.burst, false);
         c.gmOrder->Touch(c, in, "dst", gm + i * b.gmStep, b.burst, true);
-        std::memcpy(gm + i * b.gmStep, ub + i * b.ubStep, b.burst);
+        twin::CostGm(c.cost, arg.base, uint64_t(gm + i * b.gmStep - arg.base), b.burst, true);
+        if (!c.countOnly) std::memcpy(gm + i * b.gmStep, ub + i * b.ubStep, b.burst);
     }
     c.gmWritten += uint64_t(b.n) * b.burst;
 }

@@ -55,7 +55,7 @@ uint64_t CheckUb(const char* intrinsic, const char* operand, const void* p, uint
     return offset;
 }
 
-void CheckGm(const char* intrinsic, const char* operand, const void* p, uint64_t bytes) {
+const GmBuffer& CheckGm(const char* intrinsic, const char* operand, const void* p, uint64_t bytes) {
     Core& c = Cur();
     auto* b = static_cast<const uint8_t*>(p);
     for (const GmBuffer& g : *c.gm)
@@ -63,9 +63,25 @@ void CheckGm(const char* intrinsic, const char* operand, const void* p, uint64_t
             if (b + bytes > g.base + g.bytes)
                 Fail(intrinsic, Fmt("%s: %llu bytes at offset %llu of GM argument %s overrun its %llu bytes", operand, (unsigned long long)bytes,
                                     (unsigned long long)(b - g.base), g.name.c_str(), (unsigned long long)g.bytes));
-            return;
+            return g;
         }
     Fail(intrinsic, Fmt("%s: %p is in no GM argument of the launch", operand, p));
+}
+
+// The intrinsics the home-made twin's APIs issue, by that API's class (twin/src/sync.cpp
+// ApiVecClass): Add/Sub/Adds, Mul/Muls, Div, Max/Min/Maxs/Mins, ReduceSum/WholeReduceSum (vcadd),
+// Exp, Sqrt; the rest (Cast's vconv_*, Duplicate's vector_dup, Abs, Brcb, Gather, the fused
+// multiply-adds) take the default latency, as there.
+twin::VecClass IntrinsicVecClass(const char* intrinsic) {
+    const std::string n = intrinsic;
+    if (n == "vadd" || n == "vsub" || n == "vadds") return twin::VecClass::kAdd;
+    if (n == "vmul" || n == "vmuls") return twin::VecClass::kMul;
+    if (n == "vdiv") return twin::VecClass::kDiv;
+    if (n == "vmax" || n == "vmin" || n == "vmaxs" || n == "vmins") return twin::VecClass::kMax;
+    if (n == "vcadd") return twin::VecClass::kReduce;
+    if (n == "vexp") return twin::VecClass::kExp;
+    if (n == "vsqrt") return twin::VecClass::kSqrt;
+    return twin::VecClass::kOther;
 }
 
 }  // namespace airfuse_vendor_twin

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "../../include/twin/cost.h"
 #include "cce_intrinsic_names.h"
 #include "gm_order.h"
 #include "pipe_order.h"
@@ -77,6 +78,13 @@ struct Core {
     // The last failure raised on this block: a Failure thrown inside a destructor (TPipe's, which
     // waits its queues' flags) ends in std::terminate and SIGABRT, and is reported from here.
     std::string lastFailure;
+    // A count-only launch (launch.cpp): every instruction is issued, checked, counted and costed,
+    // but the intrinsics move and compute no data.
+    bool countOnly = false;
+    twin::CoreCost cost;  // the cost model's clocks of this block (twin/include/twin/cost.h)
+    // The cost model's time at each of this block's ffts_cross_core_sync, per flag: a wait_flag_dev
+    // resumes after the last block's arrival at the same set (LatestCrossCoreArrival).
+    std::vector<double> crossCoreArrivals[kCrossCoreFlags];
     // The source line of the SetFlag, WaitFlag or PipeBarrier being called (include/sync_site.h),
     // taken by the set_flag, wait_flag or pipe_barrier it makes; and the waits of removed sets.
     std::string pendingSite;
@@ -100,7 +108,16 @@ uint64_t CheckInsideUb(const char* call, const char* operand, const void* p, uin
 uint64_t CheckUb(const char* intrinsic, const char* operand, const void* p, uint64_t bytes);
 // At a block's end: every TQue buffer is free again (FreeTensor after its last use).
 void CheckQueueBuffersFree();
-void CheckGm(const char* intrinsic, const char* operand, const void* p, uint64_t bytes);
+// Returns the GM argument `p` lies in.
+const GmBuffer& CheckGm(const char* intrinsic, const char* operand, const void* p, uint64_t bytes);
+
+static_assert(kPipeS == twin::kCostPipeS && kPipeV == twin::kCostPipeV && kPipeMte2 == twin::kCostPipeMte2 && kPipeMte3 == twin::kCostPipeMte3 &&
+                  kPipes == twin::kCostPipes,
+              "the cost model takes the core model's pipe numbers");
+
+// The cost model's latency class of a vector intrinsic (its vec_latency_* rows), as the home-made
+// twin classes the API that issues it: vadd, vadds, vsub -> add; vmul, vmuls -> mul; ...
+twin::VecClass IntrinsicVecClass(const char* intrinsic);
 
 // The memory whose host accesses from kernel code are the scalar unit's (src/scalar_access.cpp):
 // the launch's GM arguments and the unified buffer, watched until the launch ends.

@@ -9,6 +9,7 @@ uint16_t Id(const Core& c) { return uint16_t(c.blockIdx + 1); }
 }  // namespace
 
 void GmOrder::Touch(const Core& c, const Instr& in, const char* operand, const uint8_t* p, uint64_t bytes, bool write) {
+    if (off_) return;
     for (size_t arg = 0; arg < gm_.size(); ++arg) {
         const GmBuffer& g = gm_[arg];
         if (p < g.base || p >= g.base + g.bytes) continue;

@@ -20,7 +20,9 @@ struct GmBuffer;
 
 class GmOrder {
 public:
-    explicit GmOrder(const std::vector<GmBuffer>& gm) : gm_(gm), shadow_(gm.size()) {}
+    // Off in a count-only launch: its shadow takes 20 bytes per GM byte touched, which big shapes
+    // must not cost (the home-made twin keeps no GM shadow there either).
+    GmOrder(const std::vector<GmBuffer>& gm, bool off) : gm_(gm), shadow_(gm.size()), off_(off) {}
     // `bytes` at `p` (inside one GM argument, already checked), read or written by instruction `in`
     // of core `c` (MTE2 reads, MTE3 writes, S either).
     void Touch(const Core& c, const Instr& in, const char* operand, const uint8_t* p, uint64_t bytes, bool write);
@@ -45,6 +47,7 @@ private:
 
     const std::vector<GmBuffer>& gm_;
     std::vector<Pages> shadow_;
+    bool off_;
 };
 
 }  // namespace airfuse_vendor_twin

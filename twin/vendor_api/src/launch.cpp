@@ -49,7 +49,6 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
     if (std::strcmp(buildChip, chip->computeUnit) != 0)
         return CopyErr(err, errLen, Fmt("%s is the vendor-API twin's %s build; a launch on %s runs its %s build", kernel, buildChip, soc,
                                         chip->computeUnit));
-    if (countOnly) return CopyErr(err, errLen, "the vendor-API twin has no count-only mode: its intrinsics always move data");
     if (blockDim < 1 || blockDim > 65535) return CopyErr(err, errLen, Fmt("block_dim %u outside 1..65535", blockDim));
     std::vector<GmBuffer> gm;
     for (int i = 0; i < nargs; ++i)
@@ -60,7 +59,9 @@ extern "C" int twin_launch(void* fn, const char* kernel, const char* soc, uint32
         }
         ~Watch() { UnwatchScalarAccesses(); }
     };
-    LaunchSpec spec{kernel, fn, nargs, args, blockDim, chip->vectorCores, &gm};
+    const twin::CostParams* cost = twin::CostParamsFor(soc);
+    if (!cost) return CopyErr(err, errLen, Fmt("the cost model has no parameters for '%s' (twin/src/cost.cpp)", soc));
+    LaunchSpec spec{kernel, fn, nargs, args, blockDim, chip->vectorCores, &gm, cost, countOnly != 0};
     uint64_t read = 0, written = 0;
     std::string why;
     try {

@@ -37,6 +37,9 @@ std::vector<float> RepeatSums(uint8_t repeat, float* src, uint16_t srcBlockStrid
     });
     std::vector<float> sums;
     for (std::vector<float>& r : repeats) sums.push_back(TreeSum(r));
+    // Count-only: no element was read; every repeat still stores its (unknown) sum.
+    const Core& c = Cur();
+    if (c.countOnly) sums.assign(c.counterMode ? (c.maskLow + 63) / 64 : repeat, 0.0f);
     return sums;
 }
 
@@ -46,7 +49,7 @@ void StoreRepeatSums(const Instr& in, float* dst, uint16_t dstRepeatStride, cons
     for (size_t r = 0; r < sums.size(); ++r) {
         uint8_t* to = reinterpret_cast<uint8_t*>(dst + r * dstRepeatStride);
         c.order.Touch(in, "dst", CheckUb("vcadd", "dst", to, sizeof(float)), sizeof(float), true);
-        Store<float>(to, sums[r]);
+        if (!c.countOnly) Store<float>(to, sums[r]);
     }
 }
 }  // namespace
@@ -73,6 +76,8 @@ void vcadd(float* dst, float* src, uint8_t repeat, uint16_t dstRepeatStride, uin
 }
 
 // The accumulated sum's bits in the low bytes (ReduceSumImpl reinterprets them as the element type).
+// A register read on the scalar unit: ordered after the vcadd, but no UB or GM access, so the cost
+// model charges nothing for it (the scalar store of the sum that follows is costed).
 int64_t get_acc_val() {
     Core& c = Cur();
     c.order.ReadResult(c.order.Issue(kPipeS, "get_acc_val"), c.accumulatorWriter, "the accumulator");
@@ -87,6 +92,8 @@ void vbrcb(uint32_t* dst, uint32_t* src, uint16_t dstBlockStride, uint16_t dstRe
     Core& c = Cur();
     uint8_t* d = reinterpret_cast<uint8_t*>(dst);
     Instr in = c.order.Issue(kPipeV, "vbrcb");
+    twin::CostOpen(c.cost, kPipeV);
+    twin::CostVector(c.cost, IntrinsicVecClass("vbrcb"), uint64_t(repeat) * 64, sizeof(uint32_t), "vbrcb");  // a 256 B repeat each
     uint64_t srcBytes = uint64_t(repeat) * 8 * sizeof(uint32_t);
     uint64_t srcAt = CheckUb("vbrcb", "src", src, srcBytes), dstAt = CheckUb("vbrcb", "dst", d, 0);
     if (dstAt % 32) Fail("vbrcb", "dst is not 32 B-aligned");
@@ -103,6 +110,7 @@ void vbrcb(uint32_t* dst, uint32_t* src, uint16_t dstBlockStride, uint16_t dstRe
         for (uint32_t j = 0; j < 8; ++j) {
             uint8_t* block = d + (uint64_t(r) * dstRepeatStride + uint64_t(j) * dstBlockStride) * 32;
             c.order.Touch(in, "dst", CheckUb("vbrcb", "dst", block, 32), 32, true);
+            if (c.countOnly) continue;
             uint32_t v = src[r * 8 + j];
             for (uint32_t k = 0; k < 8; ++k) Store<uint32_t>(block + k * 4, v);
         }

@@ -86,6 +86,7 @@ __attribute__((noinline)) void ScalarAccess(const void* caller, uintptr_t addres
         const char* name = AccessName(caller, write);
         uint64_t offset = CheckUb(name, "element", p, bytes);
         c->order.Touch(c->order.Issue(kPipeS, name), "element", offset, bytes, write);
+        twin::CostOpen(c->cost, kPipeS);  // costs scalar_ub
         return;
     }
     const GmBuffer* g = GmArgument(*c, p);
@@ -94,6 +95,8 @@ __attribute__((noinline)) void ScalarAccess(const void* caller, uintptr_t addres
     const char* name = AccessName(caller, write);
     CheckGm(name, "element", p, bytes);
     c->gmOrder->Touch(*c, c->order.Issue(kPipeS, name), "element", p, bytes, write);
+    twin::CostOpen(c->cost, kPipeS);
+    twin::CostGm(c->cost, g->base, uint64_t(p - g->base), bytes, write);  // costs scalar_gm
     (write ? c->gmWritten : c->gmRead) += bytes;
 }
 

@@ -71,7 +71,9 @@ void set_flag(pipe_t from, pipe_t to, event_t id) {
     if (f) Fail("set_flag", Fmt("pipe %d -> %d event %d is already set (a set flag set again is lost)", int(from), int(to), int(id)));
     f = true;
     Pipe a, b;
-    if (Modelled(from, a) && Modelled(to, b)) Cur().order.SetFlag(a, b, int(id));
+    if (!Modelled(from, a) || !Modelled(to, b)) return;
+    Cur().order.SetFlag(a, b, int(id));
+    twin::CostSetFlag(Cur().cost, a, b, int(id));
 }
 
 // Waiting for a flag nobody set never returns on the hardware.
@@ -85,15 +87,22 @@ void wait_flag(pipe_t from, pipe_t to, event_t id) {
     if (!f) Fail("wait_flag", Fmt("pipe %d -> %d event %d was never set (the core would hang)", int(from), int(to), int(id)));
     f = false;
     Pipe a, b;
-    if (Modelled(from, a) && Modelled(to, b)) Cur().order.WaitFlag(a, b, int(id));
+    if (!Modelled(from, a) || !Modelled(to, b)) return;
+    Cur().order.WaitFlag(a, b, int(id));
+    twin::CostWaitFlag(Cur().cost, a, b, int(id));
 }
 
 void pipe_barrier(pipe_t pipe) {
     if (unsigned(pipe) > unsigned(PIPE_FIX)) Fail("pipe_barrier", Fmt("pipe %d does not exist", int(pipe)));
     if (Removed(TakeSite(true))) return;
     Pipe p;
-    if (pipe == PIPE_ALL) Cur().order.BarrierAll();
-    else if (Modelled(pipe, p)) Cur().order.Barrier(p);
+    if (pipe == PIPE_ALL) {
+        Cur().order.BarrierAll();
+        twin::CostBarrier(Cur().cost, twin::kCostPipes);
+    } else if (Modelled(pipe, p)) {
+        Cur().order.Barrier(p);
+        twin::CostBarrier(Cur().cost, p);
+    }
 }
 
 // The CTRL register as far as the model has it: bit 56 is the mask mode, 1 counter, 0 normal
@@ -134,6 +143,7 @@ void ffts_cross_core_sync(pipe_t pipe, uint64_t config) {
         Fail("ffts_cross_core_sync", Fmt("%lld blocks on a chip of %u vector cores: blocks that are not resident cannot meet, the cores would hang",
                                          (long long)c.blockNum, c.vectorCores));
     ++c.crossCoreSets[flag];
+    c.crossCoreArrivals[flag].push_back(twin::CostDrain(c.cost));  // the block arrives once all its work has completed
 }
 
 void wait_flag_dev(int64_t flagId) {
@@ -144,6 +154,8 @@ void wait_flag_dev(int64_t flagId) {
         Fail("wait_flag_dev", Fmt("flag %lld: this block's wait %lld comes before its own set %lld; the wait needs every block's, its own too (the core would hang)",
                                   (long long)flagId, (long long)waits, (long long)waits));
     WaitForEveryBlock(int(flagId));
+    // Every core goes on once the last has arrived, plus the barrier's own cost (the table's sync_all).
+    twin::CostResume(c.cost, LatestCrossCoreArrival(int(flagId), waits) + c.cost.p->syncAll);
     ++c.syncEpoch;
 }
 
