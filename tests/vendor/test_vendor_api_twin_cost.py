@@ -68,9 +68,10 @@ def _kernel_launches(chip):
 CREATE_VEC_INDEX_CYCLES = 7 * 20 + 8 * (1 + 6 + 18) - 2
 # dav_m200's ReduceSum count form (kernel_operator_vec_reduce_intf_impl.h) is a vcadd of the full
 # repeats, PipeBarrier<PIPE_V>, a vcadd of their sums, PipeBarrier<PIPE_V>, then the sum moved by
-# the scalar unit after V_S, and S_V / S_MTE3; the home-made twin costs a 310P ReduceSum as one
-# vector instruction (twin/README.md, "Pipes and events": wrong there). How many scalar accesses
-# and round trips that adds depends on the shape's strategy (twin/vendor_api/README.md, "Cost model").
+# the scalar unit (a load of sharedTmpBuffer, a store into dst) between V_S and S_V / S_MTE3, and
+# read back; the home-made twin models the round trips but one vector instruction for the vcadds
+# and a store without the load. How much that adds depends on the shape's strategy
+# (twin/vendor_api/README.md, "Cost model").
 EXPLAINED = {("rope", B2): CREATE_VEC_INDEX_CYCLES, ("rope_backward", B2): CREATE_VEC_INDEX_CYCLES,
              ("rope", P3): CREATE_VEC_INDEX_CYCLES, ("rope_backward", P3): CREATE_VEC_INDEX_CYCLES}
 REDUCE_SUM_ON_310P = {("rms_norm", P3), ("add_rms_norm", P3), ("rms_norm_backward", P3)}
