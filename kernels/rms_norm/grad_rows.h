@@ -108,11 +108,11 @@ protected:
 
     __aicore__ inline bool ColumnMode() const { return t_.colCores > 0; }
 
-    // Floats of each rstd buffer: a step's rows, or a column step's (op_host/tiling/rms_norm.h SplitColumns).
+    // rstd values each rstd buffer holds: a step's rows, or a column step's (op_host/tiling/rms_norm.h SplitColumns).
     __aicore__ inline uint32_t RstdHeld() const {
         return RoundUpTo(t_.rowsPerLoop > t_.colRows ? t_.rowsPerLoop : t_.colRows, kBlock<float>);
     }
-    // ... and past them, where rstd is a Gather's source, the room CANN's check asks of it.
+    // Floats of each rstd buffer: those, then where rstd is a Gather's source the room CANN's check asks.
     __aicore__ inline uint32_t RstdFloats() const { return RstdHeld() + (t_.alignedCopy || ColumnMode() ? kRstdGatherSlack : 0); }
 
     // dgamma for this core's slice of colCols columns, summed over every row (no hardware SyncAll:
